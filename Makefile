@@ -1,0 +1,37 @@
+# The project's commands. Each one sets up what it needs first (`make setup` is idempotent).
+VENV   ?= .venv
+PYTHON ?= python3
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.setup-done
+CONFIG ?=
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test serve lock clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh
+	bash scripts/setup_system.sh $(PYTHON)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+		--config-settings editable_mode=compat -e .
+	touch $@
+
+demo: setup
+	$(PY) scripts/demo.py
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+serve: setup
+	$(PY) scripts/serve.py $(if $(CONFIG),--config-name $(CONFIG))
+
+lock:
+	rm -rf /tmp/str-ocr-lock && $(PYTHON) -m venv /tmp/str-ocr-lock
+	/tmp/str-ocr-lock/bin/pip install --quiet -r requirements.in
+	{ echo "# Every package pinned; generated from requirements.in by \`make lock\`. Do not edit by hand."; \
+	  /tmp/str-ocr-lock/bin/pip freeze | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache

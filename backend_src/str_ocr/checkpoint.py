@@ -1,0 +1,83 @@
+"""Loading and saving recogniser weights.
+
+Two formats are read: the published ``None-ResNet-None-CTC.pth`` (saved from ``nn.DataParallel``,
+so every key starts with ``module.``) and a plain ``state_dict`` as ``save_checkpoint`` writes it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import torch
+
+from .model import STRModel
+
+DATA_PARALLEL_PREFIX = "module."
+_PREDICTION_WEIGHT = "Prediction.weight"
+
+StateDict = Mapping[str, torch.Tensor]
+
+
+class CheckpointMismatchError(ValueError):
+    """The checkpoint's parameters do not fit the recogniser that was asked for."""
+
+
+def strip_data_parallel_prefix(state: StateDict) -> dict[str, torch.Tensor]:
+    """Keys as ``STRModel.state_dict()`` names them, whichever of the two formats ``state`` is in."""
+    return {key.removeprefix(DATA_PARALLEL_PREFIX): value for key, value in state.items()}
+
+
+def _mismatch_report(model: STRModel, state: StateDict) -> str | None:
+    expected = model.state_dict()
+    missing = sorted(expected.keys() - state.keys())
+    unexpected = sorted(state.keys() - expected.keys())
+    misshaped = sorted(
+        f"{key}: checkpoint {list(state[key].shape)}, model {list(expected[key].shape)}"
+        for key in expected.keys() & state.keys()
+        if state[key].shape != expected[key].shape
+    )
+    if not (missing or unexpected or misshaped):
+        return None
+    lines = [f"the checkpoint does not fit STRModel(output_channels={model.output_channels}):"]
+    for title, keys in (("missing keys", missing), ("unexpected keys", unexpected), ("mis-shaped keys", misshaped)):
+        if keys:
+            lines.append(f"  {len(keys)} {title}: " + ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else ""))
+    width = state.get(_PREDICTION_WEIGHT)
+    if width is not None and width.ndim == 2 and width.shape[1] != model.output_channels:
+        lines.append(f"  its {_PREDICTION_WEIGHT} says output_channels={width.shape[1]}: pass that instead")
+    return "\n".join(lines)
+
+
+def _read_state(checkpoint: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
+    state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CheckpointMismatchError(f"{os.fspath(checkpoint)} is not a state_dict (a mapping of names to tensors)")
+    return strip_data_parallel_prefix(state)
+
+
+def load_model(
+    checkpoint: str | os.PathLike[str] | None = None,
+    output_channels: int = 512,
+    device: str | torch.device = "cpu",
+) -> STRModel:
+    """The recogniser in eval mode: ``[N, 1, 32, W] -> [N, W // 4 + 1, 37]``.
+
+    ``checkpoint`` is a file in either format (see the module docstring); without one, the weights
+    are PyTorch's default initialisation. Raises ``CheckpointMismatchError`` naming the missing,
+    unexpected and mis-shaped keys when the file does not fit ``output_channels``.
+    """
+    model = STRModel(output_channels=output_channels)
+    if checkpoint is not None:
+        state = _read_state(checkpoint)
+        report = _mismatch_report(model, state)
+        if report:
+            raise CheckpointMismatchError(f"{os.fspath(checkpoint)}: {report}")
+        model.load_state_dict(state)
+    return model.to(device).eval()
+
+
+def save_checkpoint(model: STRModel, path: str | os.PathLike[str]) -> None:
+    """Write ``model``'s weights as a plain state_dict (no ``module.`` prefix), the format ``load_model`` reads."""
+    state = {key: value.detach().cpu() for key, value in model.state_dict().items()}
+    torch.save(state, path)

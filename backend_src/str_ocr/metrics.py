@@ -1,0 +1,38 @@
+"""How well readings match the truth: word accuracy and character error rate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance: the fewest insertions, deletions and substitutions turning ``a`` into ``b``."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+@dataclass(frozen=True)
+class Scores:
+    lines: int
+    word_accuracy: float
+    """Fraction of lines read exactly."""
+    cer: float
+    """Character error rate: edit distance over the characters of the truth, summed over lines."""
+
+    def __str__(self) -> str:
+        return f"{self.lines} lines: word accuracy {self.word_accuracy:.2%}, CER {self.cer:.2%}"
+
+
+def score(readings: Sequence[str], truths: Sequence[str]) -> Scores:
+    if len(readings) != len(truths):
+        raise ValueError(f"{len(readings)} readings for {len(truths)} truths")
+    exact = sum(r == t for r, t in zip(readings, truths))
+    errors = sum(edit_distance(r, t) for r, t in zip(readings, truths))
+    characters = sum(len(t) for t in truths)
+    return Scores(len(truths), exact / max(1, len(truths)), errors / max(1, characters))

@@ -1,0 +1,150 @@
+"""The scene-text recogniser "None-ResNet-None-CTC".
+
+No transformation, a ResNet feature extractor, no sequence model and a CTC head: the model of
+Baek et al. 2019 (deep-text-recognition-benchmark) that the Triton tutorial serves. Parameter names
+and shapes match the published ``None-ResNet-None-CTC.pth`` checkpoint at ``output_channels=512``.
+
+Shapes, for a batch of N grey text lines of width W::
+
+    input   [N, 1, 32, W]        normalised to [-1, 1] (see ``str_ocr.preprocess``)
+    visual  [N, C, 1, W // 4 + 1] after the ResNet (C = output_channels)
+    output  [N, W // 4 + 1, 37]  logits over the CTC classes (see ``str_ocr.text``)
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .text import NUM_CLASSES
+
+INPUT_HEIGHT = 32
+"""Height, in pixels, of every text line the recogniser reads."""
+
+MIN_WIDTH = 4
+"""The narrowest line the network takes: two 2x2 max-pools must each leave at least one column."""
+
+BLOCKS_PER_STAGE = (1, 2, 5, 3)
+
+
+def output_length(width: int) -> int:
+    """Number of CTC time steps for a line ``width`` pixels wide (100 -> 26)."""
+    return width // 4 + 1
+
+
+def _conv3x3(in_channels: int, out_channels: int) -> nn.Conv2d:
+    return nn.Conv2d(in_channels, out_channels, kernel_size=3, stride=1, padding=1, bias=False)
+
+
+class BasicBlock(nn.Module):
+    """Two 3x3 convolutions with a residual connection (ResNet-18/34 style)."""
+
+    def __init__(self, in_channels: int, channels: int, downsample: nn.Module | None = None) -> None:
+        super().__init__()
+        self.conv1 = _conv3x3(in_channels, channels)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = _conv3x3(channels, channels)
+        self.bn2 = nn.BatchNorm2d(channels)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = downsample
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        residual = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + residual)
+
+
+def _stage(in_channels: int, channels: int, blocks: int) -> nn.Sequential:
+    downsample = None
+    if in_channels != channels:
+        downsample = nn.Sequential(
+            nn.Conv2d(in_channels, channels, kernel_size=1, stride=1, bias=False),
+            nn.BatchNorm2d(channels),
+        )
+    layers = [BasicBlock(in_channels, channels, downsample)]
+    layers += [BasicBlock(channels, channels) for _ in range(blocks - 1)]
+    return nn.Sequential(*layers)
+
+
+class ResNet(nn.Module):
+    """The feature extractor's body: [N, 1, 32, W] -> [N, C, 1, W // 4 + 1].
+
+    Heights halve five times (32 -> 1) while the width is pooled twice by 2 and then kept,
+    so that every time step sees a 4-pixel-wide column of the line.
+    """
+
+    def __init__(self, input_channels: int, output_channels: int) -> None:
+        super().__init__()
+        stage_channels = [output_channels // 4, output_channels // 2, output_channels, output_channels]
+        stem_channels = output_channels // 8
+
+        self.conv0_1 = nn.Conv2d(input_channels, output_channels // 16, 3, 1, 1, bias=False)
+        self.bn0_1 = nn.BatchNorm2d(output_channels // 16)
+        self.conv0_2 = nn.Conv2d(output_channels // 16, stem_channels, 3, 1, 1, bias=False)
+        self.bn0_2 = nn.BatchNorm2d(stem_channels)
+        self.relu = nn.ReLU(inplace=True)
+
+        self.maxpool1 = nn.MaxPool2d(kernel_size=2, stride=2, padding=0)
+        self.layer1 = _stage(stem_channels, stage_channels[0], BLOCKS_PER_STAGE[0])
+        self.conv1 = _conv3x3(stage_channels[0], stage_channels[0])
+        self.bn1 = nn.BatchNorm2d(stage_channels[0])
+
+        self.maxpool2 = nn.MaxPool2d(kernel_size=2, stride=2, padding=0)
+        self.layer2 = _stage(stage_channels[0], stage_channels[1], BLOCKS_PER_STAGE[1])
+        self.conv2 = _conv3x3(stage_channels[1], stage_channels[1])
+        self.bn2 = nn.BatchNorm2d(stage_channels[1])
+
+        # From here on the width is no longer halved: stride 1 and one column of padding.
+        self.maxpool3 = nn.MaxPool2d(kernel_size=2, stride=(2, 1), padding=(0, 1))
+        self.layer3 = _stage(stage_channels[1], stage_channels[2], BLOCKS_PER_STAGE[2])
+        self.conv3 = _conv3x3(stage_channels[2], stage_channels[2])
+        self.bn3 = nn.BatchNorm2d(stage_channels[2])
+
+        self.layer4 = _stage(stage_channels[2], stage_channels[3], BLOCKS_PER_STAGE[3])
+        self.conv4_1 = nn.Conv2d(stage_channels[3], stage_channels[3], 2, stride=(2, 1), padding=(0, 1), bias=False)
+        self.bn4_1 = nn.BatchNorm2d(stage_channels[3])
+        self.conv4_2 = nn.Conv2d(stage_channels[3], stage_channels[3], 2, stride=1, padding=0, bias=False)
+        self.bn4_2 = nn.BatchNorm2d(stage_channels[3])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.relu(self.bn0_1(self.conv0_1(x)))
+        x = self.relu(self.bn0_2(self.conv0_2(x)))
+        x = self.maxpool1(x)
+        x = self.relu(self.bn1(self.conv1(self.layer1(x))))
+        x = self.maxpool2(x)
+        x = self.relu(self.bn2(self.conv2(self.layer2(x))))
+        x = self.maxpool3(x)
+        x = self.relu(self.bn3(self.conv3(self.layer3(x))))
+        x = self.layer4(x)
+        x = self.relu(self.bn4_1(self.conv4_1(x)))
+        return self.relu(self.bn4_2(self.conv4_2(x)))
+
+
+class ResNetFeatureExtractor(nn.Module):
+    """Wraps the ResNet as ``ConvNet``, the name the published checkpoint uses."""
+
+    def __init__(self, input_channels: int, output_channels: int) -> None:
+        super().__init__()
+        self.ConvNet = ResNet(input_channels, output_channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.ConvNet(x)
+
+
+class STRModel(nn.Module):
+    """None-ResNet-None-CTC: [N, 1, 32, W] grey lines -> [N, W // 4 + 1, 37] CTC logits."""
+
+    def __init__(self, input_channels: int = 1, output_channels: int = 512, num_classes: int = NUM_CLASSES) -> None:
+        super().__init__()
+        if output_channels % 16:
+            raise ValueError(f"output_channels must be a multiple of 16 (the stem has output_channels / 16), got {output_channels}")
+        self.output_channels = output_channels
+        self.FeatureExtraction = ResNetFeatureExtractor(input_channels, output_channels)
+        self.Prediction = nn.Linear(output_channels, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        visual = self.FeatureExtraction(x)  # [N, C, 1, T]
+        # The published model pools the height with AdaptiveAvgPool2d((None, 1)); it is already 1.
+        sequence = visual.mean(dim=2).permute(0, 2, 1)  # [N, T, C]
+        return self.Prediction(sequence)

@@ -1,0 +1,52 @@
+"""From a picture of a text line to the recogniser's input: the one place for resizing and normalisation.
+
+Training, evaluation, the clients and the served ``ocr_preprocess`` model all go through
+``line_input``, so that a line is seen the same way wherever it comes from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+from .model import INPUT_HEIGHT, MIN_WIDTH
+
+PIXEL_MAX = 255.0
+TUTORIAL_WIDTH = 100
+"""The tutorial's fixed input width: 32x100 lines, 26 CTC time steps."""
+
+
+def normalize(pixels: np.ndarray) -> np.ndarray:
+    """Grey levels in [0, 255] (any numeric dtype) -> float32 in [-1, 1], as the recogniser was trained."""
+    return (np.asarray(pixels, dtype=np.float32) / (PIXEL_MAX / 2) - 1.0).astype(np.float32, copy=False)
+
+
+def denormalize(values: np.ndarray) -> np.ndarray:
+    """Model inputs in [-1, 1] -> uint8 grey levels (for looking at what the model saw)."""
+    grey = (np.asarray(values, dtype=np.float32) + 1.0) * (PIXEL_MAX / 2)
+    return np.clip(np.rint(grey), 0, PIXEL_MAX).astype(np.uint8)
+
+
+def scaled_width(width: int, height: int, min_width: int = MIN_WIDTH, max_width: int | None = None) -> int:
+    """The width of a ``width`` x ``height`` line scaled to ``INPUT_HEIGHT`` rows, aspect ratio kept."""
+    scaled = max(min_width, round(width * INPUT_HEIGHT / max(height, 1)))
+    return scaled if max_width is None else min(scaled, max_width)
+
+
+def resize_line(
+    image: Image.Image, width: int | None = None, min_width: int = MIN_WIDTH, max_width: int | None = None
+) -> Image.Image:
+    """A grey line ``INPUT_HEIGHT`` pixels high: ``width`` wide if given, else keeping its aspect ratio."""
+    if width is None:
+        width = scaled_width(image.width, image.height, min_width, max_width)
+    if image.size == (width, INPUT_HEIGHT):
+        return image
+    return image.resize((width, INPUT_HEIGHT), Image.Resampling.BILINEAR, reducing_gap=2.0)
+
+
+def line_input(
+    image: Image.Image, width: int | None = None, min_width: int = MIN_WIDTH, max_width: int | None = None
+) -> np.ndarray:
+    """The recogniser's input ``[1, 32, W]`` float32 for a grey (mode ``L``) line image."""
+    resized = resize_line(image, width, min_width, max_width)
+    return normalize(np.asarray(resized, dtype=np.uint8))[np.newaxis]

@@ -1,0 +1,146 @@
+"""Batched recognition of many requests at once, with a separate answer for each.
+
+This is what a serving instance does with the requests Triton hands it: check each request on its
+own, pack the good ones into as few forward passes as their widths allow, and give every request
+back either its logits or the error that concerns it alone.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .model import INPUT_HEIGHT, MIN_WIDTH, STRModel, output_length
+from .packing import plan_groups, stack_padded
+from .preprocess import normalize
+from .text import Reading, greedy_decode
+
+INPUT_NAME = "input.1"
+OUTPUT_NAME = "308"
+
+
+class InputError(ValueError):
+    """A request the recogniser cannot read; the message tells the caller what to change."""
+
+
+@dataclass(frozen=True)
+class LineLimits:
+    """The widths a served recogniser accepts (the height is always ``INPUT_HEIGHT``)."""
+
+    min_width: int = MIN_WIDTH
+    max_width: int = 2048
+
+    def __post_init__(self) -> None:
+        if self.min_width < MIN_WIDTH:
+            raise ValueError(f"min_width must be at least {MIN_WIDTH}, the narrowest line the network takes")
+        if self.max_width < self.min_width:
+            raise ValueError(f"max_width ({self.max_width}) is below min_width ({self.min_width})")
+
+
+def check_request(lines: torch.Tensor, limits: LineLimits) -> None:
+    """Raise ``InputError`` unless ``lines`` is a ``[N, 1, 32, W]`` FP32 batch within ``limits``."""
+    expected = f"[batch, 1, {INPUT_HEIGHT}, width] FP32"
+    if lines.dtype != torch.float32:
+        raise InputError(f"{INPUT_NAME} must be {expected}; got dtype {str(lines.dtype).removeprefix('torch.')}")
+    if lines.ndim != 4 or tuple(lines.shape[1:3]) != (1, INPUT_HEIGHT) or lines.shape[0] == 0:
+        raise InputError(f"{INPUT_NAME} must be {expected}; got shape {list(lines.shape)}")
+    width = lines.shape[3]
+    if not limits.min_width <= width <= limits.max_width:
+        raise InputError(
+            f"{INPUT_NAME} is {width} pixels wide; this model takes widths from {limits.min_width} "
+            f"to {limits.max_width}: resize the line to height {INPUT_HEIGHT} and a width in that range"
+        )
+
+
+def as_tensor(lines: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """A torch view of a request's input, without copying."""
+    if isinstance(lines, torch.Tensor):
+        return lines
+    with warnings.catch_warnings():
+        # Triton hands read-only buffers; the recogniser never writes to its inputs.
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(lines)
+
+
+Result = torch.Tensor | Exception
+
+
+class Recognizer:
+    """Runs a ``STRModel`` over a list of requests, each ``[N_i, 1, 32, W_i]``.
+
+    ``max_padding`` bounds how much padding lines of different widths may share a batch with
+    (0.25: at most a quarter more columns than the lines really have). ``max_lines`` caps the
+    lines in one forward pass.
+    """
+
+    def __init__(
+        self,
+        model: STRModel,
+        device: torch.device | str = "cpu",
+        limits: LineLimits = LineLimits(),
+        max_padding: float = 0.25,
+        max_lines: int | None = None,
+        channels_last: bool = False,
+    ) -> None:
+        self.device = torch.device(device)
+        self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
+        self.model = model.to(self.device, memory_format=self.memory_format).eval()
+        self.limits = limits
+        self.max_padding = max_padding
+        self.max_lines = max_lines
+
+    def __call__(self, requests: Sequence[np.ndarray | torch.Tensor]) -> list[Result]:
+        """Logits ``[N_i, W_i // 4 + 1, 37]`` on ``self.device`` per request, or the exception for that request."""
+        results: list[Result | None] = [None] * len(requests)
+        valid: list[int] = []
+        tensors: list[torch.Tensor] = []
+        for i, request in enumerate(requests):
+            try:
+                lines = as_tensor(request)
+                check_request(lines, self.limits)
+            except (InputError, TypeError, ValueError) as error:
+                results[i] = error if isinstance(error, InputError) else InputError(str(error))
+                continue
+            valid.append(i)
+            tensors.append(lines)
+        widths = [t.shape[3] for t in tensors]
+        counts = [t.shape[0] for t in tensors]
+        for group in plan_groups(widths, counts, self.max_padding, self.max_lines):
+            members = [tensors[k] for k in group.members]
+            for k, result in zip(group.members, self._run_group(members, group.width)):
+                results[valid[k]] = result
+        return results  # type: ignore[return-value]
+
+    def read(self, lines: Sequence[np.ndarray]) -> list[Reading]:
+        """What grey ``[32, W]`` uint8 lines say (in-process, the way the served model reads them)."""
+        requests = [normalize(line)[np.newaxis, np.newaxis] for line in lines]
+        readings = []
+        for result in self(requests):
+            if isinstance(result, Exception):
+                raise result
+            readings.append(greedy_decode(result[0].float().cpu().numpy()))
+        return readings
+
+    @torch.inference_mode()
+    def _run_group(self, requests: list[torch.Tensor], width: int) -> list[Result]:
+        try:
+            batch = stack_padded([r.to(self.device, non_blocking=True) for r in requests], width)
+            finite = torch.isfinite(batch).flatten(1).all(dim=1).tolist()
+            logits = self.model(batch.contiguous(memory_format=self.memory_format))
+        except Exception as error:  # out of memory, a broken device: fail these requests, not the instance
+            return [RuntimeError(f"recognition failed: {error}") for _ in requests]
+        results: list[Result] = []
+        start = 0
+        for request in requests:
+            stop = start + request.shape[0]
+            if all(finite[start:stop]):
+                results.append(logits[start:stop, : output_length(request.shape[3])])
+            else:
+                results.append(InputError(f"{INPUT_NAME} contains NaN or infinite values"))
+            start = stop
+        return results
+

@@ -1,0 +1,119 @@
+"""Building a recogniser from a Triton model configuration (as the JSON dict the backend hands over).
+
+Settings come from the config's ``parameters`` so that one ``model.py`` serves every variant:
+
+| parameter         | meaning                                                   | default            |
+| ----------------- | --------------------------------------------------------- | ------------------ |
+| ``checkpoint``    | weights file, relative to the version folder              | none (random init) |
+| ``output_channels`` | width of the recogniser (512 for the published model)   | 512                |
+| ``min_width``, ``max_width`` | the line widths accepted, in pixels            | 4, 2048            |
+| ``max_padding``   | how much padding lines of different widths may share      | 0.25               |
+| ``cpu_threads``   | torch threads of a CPU instance; ``auto`` shares the cores | auto              |
+| ``channels_last`` | NHWC memory layout (faster convolutions on CPUs)          | false              |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+
+from .checkpoint import load_model
+from .model import INPUT_HEIGHT, MIN_WIDTH
+from .recognizer import LineLimits, Recognizer
+from .runtime import configure_threads, instance_device, threads_per_cpu_instance
+
+T = TypeVar("T")
+_TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
+
+
+def model_parameters(config: Mapping[str, Any]) -> dict[str, str]:
+    """The config's ``parameters`` as plain strings."""
+    return {key: value["string_value"] for key, value in config.get("parameters", {}).items()}
+
+
+def cpu_instance_count(config: Mapping[str, Any]) -> int:
+    """How many CPU instances of this model the server runs (they share the cores)."""
+    return sum(int(group.get("count", 1)) for group in config.get("instance_group", []) if group.get("kind") == "KIND_CPU")
+
+
+def _parse(parameters: Mapping[str, str], name: str, convert: Callable[[str], T], default: T, expected: str) -> T:
+    raw = parameters.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return convert(raw)
+    except ValueError:
+        raise ValueError(f"model parameter {name!r} must be {expected}, got {raw!r}") from None
+
+
+def _boolean(raw: str) -> bool:
+    if raw.lower() in _TRUE | _FALSE:
+        return raw.lower() in _TRUE
+    raise ValueError(raw)
+
+
+def _threads(raw: str) -> int | None:
+    if raw.lower() == "auto":
+        return None
+    if int(raw) < 1:
+        raise ValueError(raw)
+    return int(raw)
+
+
+@dataclass(frozen=True)
+class ServingSettings:
+    """What a served recogniser is configured with; see the module docstring."""
+
+    checkpoint: Path | None = None
+    output_channels: int = 512
+    limits: LineLimits = LineLimits()
+    max_padding: float = 0.25
+    cpu_threads: int | None = None
+    channels_last: bool = False
+
+    @classmethod
+    def from_parameters(cls, parameters: Mapping[str, str], version_dir: str | Path) -> ServingSettings:
+        checkpoint = parameters.get("checkpoint", "").strip()
+        return cls(
+            checkpoint=Path(version_dir, checkpoint) if checkpoint else None,
+            output_channels=_parse(parameters, "output_channels", int, 512, "an integer such as 512"),
+            limits=LineLimits(
+                min_width=_parse(parameters, "min_width", int, MIN_WIDTH, "a width in pixels"),
+                max_width=_parse(parameters, "max_width", int, LineLimits.max_width, "a width in pixels"),
+            ),
+            max_padding=_parse(parameters, "max_padding", float, 0.25, "a fraction such as 0.25"),
+            cpu_threads=_parse(parameters, "cpu_threads", _threads, None, "'auto' or a positive integer"),
+            channels_last=_parse(parameters, "channels_last", _boolean, False, "true or false"),
+        )
+
+
+def build_recognizer(
+    config: Mapping[str, Any],
+    version_dir: str | Path,
+    instance_kind: str = "CPU",
+    device_id: int = 0,
+) -> Recognizer:
+    """The recogniser one Triton instance serves, warmed up and ready."""
+    settings = ServingSettings.from_parameters(model_parameters(config), version_dir)
+    device = instance_device(instance_kind, device_id)
+    if device.type == "cpu":
+        configure_threads(settings.cpu_threads or threads_per_cpu_instance(cpu_instance_count(config)))
+    recognizer = Recognizer(
+        load_model(settings.checkpoint, settings.output_channels),
+        device,
+        limits=settings.limits,
+        max_padding=settings.max_padding,
+        channels_last=settings.channels_last,
+    )
+    warm_up(recognizer)
+    return recognizer
+
+
+def warm_up(recognizer: Recognizer, width: int = 100) -> None:
+    """One forward pass, so that the first request does not pay for allocations and kernel choice."""
+    limits = recognizer.limits
+    recognizer([torch.zeros(1, 1, INPUT_HEIGHT, min(max(width, limits.min_width), limits.max_width))])

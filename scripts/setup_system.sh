@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# What the project needs from the system, checked and installed (Debian packages) where missing:
+# - the local tritonserver's Python backend stub links the system's shared libpython of the
+#   virtualenv's Python version;
+# - the synthetic text lines are drawn with TrueType fonts: DejaVu, Liberation and FreeFont.
+set -euo pipefail
+python=${1:-python3}
+version=$("$python" -c 'import sys; print(f"{sys.version_info.major}.{sys.version_info.minor}")')
+
+missing=()
+ldconfig -p | grep -q "libpython${version}.so.1.0" || missing+=("libpython${version}")
+for font in dejavu/DejaVuSans.ttf liberation2/LiberationSans-Regular.ttf freefont/FreeSans.ttf; do
+  [ -f "/usr/share/fonts/truetype/$font" ] && continue
+  case $font in
+    dejavu/*) missing+=(fonts-dejavu-core fonts-dejavu-extra) ;;
+    liberation2/*) missing+=(fonts-liberation2) ;;
+    freefont/*) missing+=(fonts-freefont-ttf) ;;
+  esac
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+  echo "setup: cannot install them here: run 'sudo apt-get install ${missing[*]}' (or your system's equivalent)" >&2
+  exit 1
+fi
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+ldconfig

@@ -1,0 +1,58 @@
+"""Requests and statistics for the integration tests."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+import tritonclient.grpc.aio as grpcaio
+
+from str_ocr import INPUT_NAME, OUTPUT_NAME
+
+MODEL = "text_recognition"
+
+
+def tutorial_input(batch: int = 2, width: int = 100, seed: int = 0, dtype=np.float32) -> np.ndarray:
+    """The tutorial's request: ``[batch, 1, 32, width]`` values in [-1, 1]."""
+    return np.random.default_rng(seed).uniform(-1, 1, (batch, 1, 32, width)).astype(dtype)
+
+
+def infer_input(array: np.ndarray, module=grpcclient, datatype: str | None = None):
+    tensor = module.InferInput(INPUT_NAME, list(array.shape), datatype or np_to_triton(array.dtype))
+    tensor.set_data_from_numpy(array)
+    return tensor
+
+
+def np_to_triton(dtype) -> str:
+    return {np.dtype(np.float32): "FP32", np.dtype(np.float64): "FP64", np.dtype(np.float16): "FP16"}[np.dtype(dtype)]
+
+
+def infer(client: grpcclient.InferenceServerClient, array: np.ndarray, model: str = MODEL) -> np.ndarray:
+    return client.infer(model, [infer_input(array)]).as_numpy(OUTPUT_NAME)
+
+
+def batch_stats(client: grpcclient.InferenceServerClient, model: str = MODEL) -> tuple[int, int]:
+    """(inference_count, execution_count) of ``model`` so far."""
+    stats = client.get_inference_statistics(model, as_json=True)["model_stats"][0]
+    return int(stats.get("inference_count", 0)), int(stats.get("execution_count", 0))
+
+
+async def _concurrent(url: str, arrays: list[np.ndarray], concurrency: int, model: str) -> list[object]:
+    """Send ``arrays`` with at most ``concurrency`` in flight; each result is logits or the exception."""
+    limit = asyncio.Semaphore(concurrency)
+    async with grpcaio.InferenceServerClient(url) as client:
+
+        async def one(array: np.ndarray) -> object:
+            async with limit:
+                try:
+                    result = await client.infer(model, [infer_input(array, grpcaio)])
+                    return result.as_numpy(OUTPUT_NAME)
+                except Exception as error:  # noqa: BLE001 - the caller inspects it
+                    return error
+
+        return await asyncio.gather(*(one(a) for a in arrays))
+
+
+def send_concurrently(url: str, arrays: list[np.ndarray], concurrency: int = 16, model: str = MODEL) -> list[object]:
+    return asyncio.run(_concurrent(url, arrays, concurrency, model))

@@ -1,0 +1,73 @@
+import pytest
+import torch
+
+from str_ocr import CheckpointMismatchError, STRModel, load_model, save_checkpoint
+
+
+@pytest.fixture(scope="module")
+def seeded_model():
+    torch.manual_seed(1)
+    model = STRModel(output_channels=32)
+    # Non-default running statistics, so that a load that skipped buffers would show.
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.running_mean.uniform_(-0.1, 0.1)
+            module.running_var.uniform_(0.5, 1.5)
+    return model.eval()
+
+
+def forward(model, x):
+    with torch.inference_mode():
+        return model(x)
+
+
+def test_plain_state_dict_round_trip(tmp_path, seeded_model):
+    path = tmp_path / "plain.pth"
+    save_checkpoint(seeded_model, path)
+    assert not any(k.startswith("module.") for k in torch.load(path, weights_only=True))
+    loaded = load_model(path, output_channels=32)
+    assert not loaded.training
+    x = torch.randn(2, 1, 32, 64)
+    torch.testing.assert_close(forward(loaded, x), forward(seeded_model, x), rtol=0, atol=0)
+
+
+def test_published_data_parallel_format(tmp_path, seeded_model):
+    path = tmp_path / "published.pth"
+    torch.save({f"module.{k}": v for k, v in seeded_model.state_dict().items()}, path)
+    loaded = load_model(path, output_channels=32)
+    x = torch.randn(1, 1, 32, 100)
+    torch.testing.assert_close(forward(loaded, x), forward(seeded_model, x), rtol=0, atol=0)
+
+
+def test_mismatch_names_missing_unexpected_and_misshaped_keys(tmp_path, seeded_model):
+    state = dict(seeded_model.state_dict())
+    del state["Prediction.bias"]
+    state["Extra.weight"] = torch.zeros(3)
+    state["FeatureExtraction.ConvNet.conv0_1.weight"] = torch.zeros(5, 1, 3, 3)
+    path = tmp_path / "broken.pth"
+    torch.save(state, path)
+    with pytest.raises(CheckpointMismatchError) as error:
+        load_model(path, output_channels=32)
+    message = str(error.value)
+    assert "missing keys: Prediction.bias" in message
+    assert "unexpected keys: Extra.weight" in message
+    assert "FeatureExtraction.ConvNet.conv0_1.weight: checkpoint [5, 1, 3, 3], model [2, 1, 3, 3]" in message
+
+
+def test_wrong_width_suggests_the_checkpoint_width(tmp_path, seeded_model):
+    path = tmp_path / "w32.pth"
+    save_checkpoint(seeded_model, path)
+    with pytest.raises(CheckpointMismatchError, match="output_channels=32: pass that instead"):
+        load_model(path, output_channels=64)
+
+
+def test_a_file_that_is_not_a_state_dict(tmp_path):
+    path = tmp_path / "list.pth"
+    torch.save([1, 2, 3], path)
+    with pytest.raises(CheckpointMismatchError, match="not a state_dict"):
+        load_model(path, output_channels=32)
+
+
+def test_without_checkpoint_the_model_is_initialised_in_eval_mode():
+    model = load_model(output_channels=32)
+    assert isinstance(model, STRModel) and not model.training

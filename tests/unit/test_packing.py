@@ -1,0 +1,46 @@
+import pytest
+import torch
+
+from str_ocr.packing import pad_to_width, padding_waste, plan_groups, stack_padded
+
+
+def test_equal_widths_share_one_group_without_padding():
+    groups = plan_groups([100] * 6, [2] * 6)
+    assert len(groups) == 1 and groups[0].width == 100
+    assert padding_waste(groups, [100] * 6, [2] * 6) == 0
+
+
+def test_very_different_widths_are_not_padded_together():
+    widths, counts = [40, 400, 42, 410, 44], [1] * 5
+    groups = plan_groups(widths, counts, max_padding=0.25)
+    assert sorted(sorted(g.members) for g in groups) == [[0, 2, 4], [1, 3]]
+    assert padding_waste(groups, widths, counts) < 0.05
+
+
+@pytest.mark.parametrize("max_padding", [0.0, 0.1, 0.25, 1.0])
+def test_every_group_respects_the_padding_bound(max_padding):
+    gen = torch.Generator().manual_seed(0)
+    widths = torch.randint(20, 500, (200,), generator=gen).tolist()
+    counts = torch.randint(1, 4, (200,), generator=gen).tolist()
+    groups = plan_groups(widths, counts, max_padding=max_padding, max_lines=16)
+    assert sorted(i for g in groups for i in g.members) == list(range(200))
+    for g in groups:
+        real = sum(widths[i] * counts[i] for i in g.members)
+        lines = sum(counts[i] for i in g.members)
+        assert g.width == max(widths[i] for i in g.members)
+        assert lines * g.width <= (1 + max_padding) * real + 1e-9
+        assert lines <= 16 or len(g.members) == 1
+
+
+def test_a_request_larger_than_max_lines_is_not_split():
+    groups = plan_groups([100, 100], [10, 1], max_lines=4)
+    assert [g.members for g in groups] == [(0,), (1,)]
+
+
+def test_padding_repeats_the_last_column():
+    line = torch.arange(6, dtype=torch.float32).reshape(1, 1, 2, 3)
+    padded = pad_to_width(line, 5)
+    assert padded.shape == (1, 1, 2, 5)
+    assert torch.equal(padded[..., 3:], line[..., 2:].expand(1, 1, 2, 2))
+    assert pad_to_width(line, 3) is line
+    assert stack_padded([line, pad_to_width(line, 4)], 5).shape == (2, 1, 2, 5)

@@ -1,0 +1,46 @@
+import numpy as np
+import pytest
+
+from str_ocr import ALPHABET, INPUT_HEIGHT
+from str_ocr.metrics import edit_distance, score
+from str_ocr.preprocess import TUTORIAL_WIDTH
+from str_ocr.synth import FIXED_MAX_CHARS, MAX_CHARS, TextLineSynth, ctc_feasible, find_fonts
+
+
+def test_the_same_seed_draws_the_same_lines():
+    a, b = TextLineSynth(5), TextLineSynth(5)
+    for width in (None, TUTORIAL_WIDTH, None):
+        sa, sb = a.sample(width), b.sample(width)
+        assert sa.text == sb.text
+        np.testing.assert_array_equal(sa.image, sb.image)
+
+
+def test_lines_are_grey_32_high_and_say_text_over_the_alphabet():
+    synth = TextLineSynth(1)
+    variable = [synth.sample() for _ in range(40)]
+    fixed = [synth.sample(TUTORIAL_WIDTH) for _ in range(40)]
+    for s in variable + fixed:
+        assert s.image.dtype == np.uint8 and s.image.shape[0] == INPUT_HEIGHT
+        assert 1 <= len(s.text) <= MAX_CHARS and set(s.text) <= set(ALPHABET)
+    assert all(s.image.shape[1] == TUTORIAL_WIDTH and len(s.text) <= FIXED_MAX_CHARS for s in fixed)
+    assert len({s.image.shape[1] for s in variable}) > 10  # widths follow the text
+
+
+def test_fonts_are_found_and_missing_fonts_are_explained(tmp_path):
+    assert len(find_fonts()) >= 3
+    with pytest.raises(FileNotFoundError, match="make setup"):
+        find_fonts([tmp_path])
+
+
+def test_ctc_feasibility_counts_blanks_between_repeats():
+    assert ctc_feasible("abc", 3) and not ctc_feasible("aab", 3) and ctc_feasible("aab", 4)
+
+
+def test_edit_distance_and_scores():
+    assert edit_distance("kitten", "sitting") == 3
+    assert edit_distance("", "abc") == 3 and edit_distance("abc", "abc") == 0
+    scores = score(["abc", "abd", ""], ["abc", "abc", "xy"])
+    assert scores.word_accuracy == pytest.approx(1 / 3)
+    assert scores.cer == pytest.approx(3 / 8)
+    with pytest.raises(ValueError):
+        score(["a"], [])
