@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import numpy as np
 import tritonclient.grpc as grpcclient
@@ -36,6 +37,23 @@ def batch_stats(client: grpcclient.InferenceServerClient, model: str = MODEL) ->
     """(inference_count, execution_count) of ``model`` so far."""
     stats = client.get_inference_statistics(model, as_json=True)["model_stats"][0]
     return int(stats.get("inference_count", 0)), int(stats.get("execution_count", 0))
+
+
+def stats_after(
+    client: grpcclient.InferenceServerClient, before: tuple[int, int], inferences: int, model: str = MODEL, timeout: float = 10
+) -> tuple[int, int]:
+    """The (inferences, executions) added since ``before``, once ``inferences`` are counted.
+
+    Triton updates a model's statistics when an execution has finished, which can be just after
+    its responses reached the client.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        now = batch_stats(client, model)
+        added = now[0] - before[0], now[1] - before[1]
+        if added[0] >= inferences or time.monotonic() > deadline:
+            return added
+        time.sleep(0.05)
 
 
 async def _concurrent(url: str, arrays: list[np.ndarray], concurrency: int, model: str) -> list[object]:

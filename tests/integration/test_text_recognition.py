@@ -12,7 +12,7 @@ from scripts.serve import DEFAULT_REPOSITORY, read_model_config
 from str_ocr import load_model
 from str_ocr.serving import ServingSettings, model_parameters
 
-from .helpers import MODEL, batch_stats, infer, infer_input, send_concurrently, tutorial_input
+from .helpers import MODEL, batch_stats, infer, infer_input, send_concurrently, stats_after, tutorial_input
 
 pytestmark = pytest.mark.integration
 
@@ -48,9 +48,8 @@ def test_dynamic_batching_forms_batches_and_no_batching_does_not(serve, variant,
         before = batch_stats(client)
         requests = [tutorial_input(batch=2, seed=i) for i in range(320)]
         results = send_concurrently(server.grpc_url, requests, concurrency=16)
-        after = batch_stats(client)
+        inferences, executions = stats_after(client, before, 640)
     assert all(isinstance(r, np.ndarray) and r.shape == (2, 26, 37) for r in results)
-    inferences, executions = after[0] - before[0], after[1] - before[1]
     assert inferences == 640
     images_per_execution = inferences / executions
     print(f"{variant}: {images_per_execution:.2f} images per execution")
