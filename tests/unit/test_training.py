@@ -1,0 +1,39 @@
+"""The training script on a tiny configuration, and the weights we ship."""
+
+import pytest
+
+from scripts import train
+from scripts.evaluate import default_weights
+from str_ocr import Recognizer, load_model
+from str_ocr.preprocess import TUTORIAL_WIDTH
+from str_ocr.synth import TextLineSynth
+
+TINY = ["--output-channels", "16", "--batch-size", "8", "--workers", "0", "--val-size", "4", "--val-every", "1000",
+        "--lr", "3e-3", "--device", "cpu"]
+
+
+def test_a_few_steps_lower_the_ctc_loss(tmp_path):
+    summary = train.main([*TINY, "--steps", "100", "--run-dir", str(tmp_path / "run"), "--output", str(tmp_path / "w.pth")])
+    assert summary["steps"] == 100
+    assert summary["last_loss"] < 0.7 * summary["first_loss"]
+    assert load_model(tmp_path / "w.pth", output_channels=16) is not None
+
+
+def test_training_resumes_from_its_own_checkpoint(tmp_path):
+    run = str(tmp_path / "run")
+    train.main([*TINY, "--steps", "5", "--run-dir", run])
+    assert train.main([*TINY, "--steps", "8", "--run-dir", run])["steps"] == 8
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    checkpoint, channels = default_weights()
+    return Recognizer(load_model(checkpoint, channels), max_lines=64)
+
+
+def test_the_shipped_weights_read_generated_lines(shipped):
+    synth = TextLineSynth(seed=424242)
+    samples = [synth.sample(TUTORIAL_WIDTH if i % 2 else None) for i in range(200)]
+    readings = shipped.read([s.image for s in samples])
+    exact = sum(r.text == s.text for r, s in zip(readings, samples))
+    assert exact >= 180, f"read {exact} of 200 lines exactly"
