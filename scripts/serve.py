@@ -258,6 +258,10 @@ class ServerProcess:
     def http_url(self) -> str:
         return f"127.0.0.1:{self.http_port}"
 
+    @property
+    def metrics_url(self) -> str:
+        return f"127.0.0.1:{self.metrics_port}"
+
     def log_tail(self, lines: int = 40) -> str:
         if not self.log_path or not self.log_path.exists():
             return ""

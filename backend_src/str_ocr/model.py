@@ -9,6 +9,11 @@ Shapes, for a batch of N grey text lines of width W::
     input   [N, 1, 32, W]        normalised to [-1, 1] (see ``str_ocr.preprocess``)
     visual  [N, C, 1, W // 4 + 1] after the ResNet (C = output_channels)
     output  [N, W // 4 + 1, 37]  logits over the CTC classes (see ``str_ocr.text``)
+
+Lines of different widths can share a batch: zero-pad them on the right to the widest and pass each
+line's real width as ``widths``. The network then zeroes every activation past a line's own columns,
+which is exactly what its convolutions' zero padding would have put there had the line run alone,
+so each line's logits are its logits alone (to float rounding).
 """
 
 from __future__ import annotations
@@ -48,11 +53,20 @@ class BasicBlock(nn.Module):
         self.relu = nn.ReLU(inplace=True)
         self.downsample = downsample
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         residual = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
+        out = _masked(self.relu(self.bn1(self.conv1(x))), mask)
         out = self.bn2(self.conv2(out))
-        return self.relu(out + residual)
+        return _masked(self.relu(out + residual), mask)
+
+
+def _masked(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    return x if mask is None else x * mask
+
+
+def column_mask(widths: torch.Tensor, columns: int, dtype: torch.dtype) -> torch.Tensor:
+    """``[N, 1, 1, columns]``: 1 on each line's real columns (``widths[n]`` of them), 0 past them."""
+    return (torch.arange(columns, device=widths.device) < widths[:, None]).to(dtype)[:, None, None, :]
 
 
 def _stage(in_channels: int, channels: int, blocks: int) -> nn.Sequential:
@@ -107,17 +121,32 @@ class ResNet(nn.Module):
         self.conv4_2 = nn.Conv2d(stage_channels[3], stage_channels[3], 2, stride=1, padding=0, bias=False)
         self.bn4_2 = nn.BatchNorm2d(stage_channels[3])
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.relu(self.bn0_1(self.conv0_1(x)))
-        x = self.relu(self.bn0_2(self.conv0_2(x)))
-        x = self.maxpool1(x)
-        x = self.relu(self.bn1(self.conv1(self.layer1(x))))
-        x = self.maxpool2(x)
-        x = self.relu(self.bn2(self.conv2(self.layer2(x))))
-        x = self.maxpool3(x)
-        x = self.relu(self.bn3(self.conv3(self.layer3(x))))
-        x = self.layer4(x)
+    def forward(self, x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
+        """``widths``: each line's real width, when lines of different widths share the batch."""
+        # A line's real width at each resolution: output_length's formula, step by step.
+        real = None if widths is None else [widths, widths // 2, widths // 4, widths // 4 + 1, widths // 4 + 2]
+
+        def mask(x: torch.Tensor, resolution: int) -> torch.Tensor | None:
+            return None if real is None else column_mask(real[resolution], x.shape[-1], x.dtype)
+
+        def stage(x: torch.Tensor, blocks: nn.Sequential, conv: nn.Conv2d | None, bn: nn.BatchNorm2d | None,
+                  resolution: int) -> torch.Tensor:
+            m = mask(x, resolution)
+            x = _masked(x, m)
+            for block in blocks:
+                x = block(x, m)
+            return x if conv is None else _masked(self.relu(bn(conv(x))), m)
+
+        m = mask(x, 0)
+        x = _masked(self.relu(self.bn0_1(self.conv0_1(_masked(x, m)))), m)
+        x = _masked(self.relu(self.bn0_2(self.conv0_2(x))), m)
+        # The max-pools see ReLU outputs (>= 0): zeroed columns act as their -inf padding would.
+        x = stage(self.maxpool1(x), self.layer1, self.conv1, self.bn1, 1)
+        x = stage(self.maxpool2(x), self.layer2, self.conv2, self.bn2, 2)
+        x = stage(self.maxpool3(x), self.layer3, self.conv3, self.bn3, 3)
+        x = stage(x, self.layer4, None, None, 3)
         x = self.relu(self.bn4_1(self.conv4_1(x)))
+        x = _masked(x, mask(x, 4))
         return self.relu(self.bn4_2(self.conv4_2(x)))
 
 
@@ -128,8 +157,8 @@ class ResNetFeatureExtractor(nn.Module):
         super().__init__()
         self.ConvNet = ResNet(input_channels, output_channels)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.ConvNet(x)
+    def forward(self, x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
+        return self.ConvNet(x, widths)
 
 
 class STRModel(nn.Module):
@@ -143,8 +172,9 @@ class STRModel(nn.Module):
         self.FeatureExtraction = ResNetFeatureExtractor(input_channels, output_channels)
         self.Prediction = nn.Linear(output_channels, num_classes)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        visual = self.FeatureExtraction(x)  # [N, C, 1, T]
+    def forward(self, x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` [N, 1, 32, W] -> [N, W // 4 + 1, 37]; ``widths`` [N]: real widths of zero-padded lines."""
+        visual = self.FeatureExtraction(x, widths)  # [N, C, 1, T]
         # The published model pools the height with AdaptiveAvgPool2d((None, 1)); it is already 1.
         sequence = visual.mean(dim=2).permute(0, 2, 1)  # [N, T, C]
         return self.Prediction(sequence)

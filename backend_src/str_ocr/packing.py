@@ -62,15 +62,13 @@ def padding_waste(groups: Sequence[Group], widths: Sequence[int], counts: Sequen
 
 
 def pad_to_width(lines: torch.Tensor, width: int) -> torch.Tensor:
-    """Right-pad ``[N, C, H, w]`` to ``width`` columns by repeating the last column.
+    """Right-pad ``[N, C, H, w]`` with zeros to ``width`` columns.
 
-    Repeating the edge keeps the line's own background next to its text, which changes the
-    logits of the last time steps far less than a constant would.
+    Zero is what the network's own convolutions pad a line with; with the line's real width passed
+    to ``STRModel`` (which masks every later layer), padding leaves the line's logits unchanged.
     """
     missing = width - lines.shape[-1]
-    if missing <= 0:
-        return lines
-    return F.pad(lines, (0, missing, 0, 0), mode="replicate")
+    return lines if missing <= 0 else F.pad(lines, (0, missing))
 
 
 def stack_padded(requests: Sequence[torch.Tensor], width: int) -> torch.Tensor:

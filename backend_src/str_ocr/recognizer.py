@@ -69,6 +69,18 @@ def as_tensor(lines: np.ndarray | torch.Tensor) -> torch.Tensor:
 Result = torch.Tensor | Exception
 
 
+@dataclass
+class ColumnCounts:
+    """Input columns run through the network so far: the lines' own, and all (padding included)."""
+
+    real: int = 0
+    computed: int = 0
+
+    @property
+    def padding_waste(self) -> float:
+        return 1 - self.real / self.computed if self.computed else 0.0
+
+
 class Recognizer:
     """Runs a ``STRModel`` over a list of requests, each ``[N_i, 1, 32, W_i]``.
 
@@ -92,6 +104,7 @@ class Recognizer:
         self.limits = limits
         self.max_padding = max_padding
         self.max_lines = max_lines
+        self.columns = ColumnCounts()
 
     def __call__(self, requests: Sequence[np.ndarray | torch.Tensor]) -> list[Result]:
         """Logits ``[N_i, W_i // 4 + 1, 37]`` on ``self.device`` per request, or the exception for that request."""
@@ -109,7 +122,10 @@ class Recognizer:
             tensors.append(lines)
         widths = [t.shape[3] for t in tensors]
         counts = [t.shape[0] for t in tensors]
-        for group in plan_groups(widths, counts, self.max_padding, self.max_lines):
+        groups = plan_groups(widths, counts, self.max_padding, self.max_lines)
+        self.columns.real += sum(w * n for w, n in zip(widths, counts))
+        self.columns.computed += sum(g.width * counts[k] for g in groups for k in g.members)
+        for group in groups:
             members = [tensors[k] for k in group.members]
             for k, result in zip(group.members, self._run_group(members, group.width)):
                 results[valid[k]] = result
@@ -130,7 +146,11 @@ class Recognizer:
         try:
             batch = stack_padded([r.to(self.device, non_blocking=True) for r in requests], width)
             finite = torch.isfinite(batch).flatten(1).all(dim=1).tolist()
-            logits = self.model(batch.contiguous(memory_format=self.memory_format))
+            widths = None
+            if any(r.shape[3] != width for r in requests):
+                real = [r.shape[3] for r in requests for _ in range(r.shape[0])]
+                widths = torch.tensor(real, device=self.device)
+            logits = self.model(batch.contiguous(memory_format=self.memory_format), widths)
         except Exception as error:  # out of memory, a broken device: fail these requests, not the instance
             return [RuntimeError(f"recognition failed: {error}") for _ in requests]
         results: list[Result] = []

@@ -10,7 +10,7 @@ import tritonclient.grpc as grpcclient
 from scripts.serve import ServerProcess
 
 LOGS = Path(__file__).parents[1] / ".logs"
-VARIANTS = ["no_batching", "dynamic_batching", "dynamic_batching_2_instances", "queue_delay_100us"]
+VARIANTS = ["no_batching", "dynamic_batching", "dynamic_batching_2_instances", "queue_delay_100us", "ragged_batching"]
 RECOMMENDED = "config.pbtxt"
 
 

@@ -37,10 +37,10 @@ def test_a_request_larger_than_max_lines_is_not_split():
     assert [g.members for g in groups] == [(0,), (1,)]
 
 
-def test_padding_repeats_the_last_column():
-    line = torch.arange(6, dtype=torch.float32).reshape(1, 1, 2, 3)
+def test_padding_is_zeros_on_the_right():
+    line = torch.arange(1, 7, dtype=torch.float32).reshape(1, 1, 2, 3)
     padded = pad_to_width(line, 5)
     assert padded.shape == (1, 1, 2, 5)
-    assert torch.equal(padded[..., 3:], line[..., 2:].expand(1, 1, 2, 2))
+    assert torch.equal(padded[..., :3], line) and not padded[..., 3:].any()
     assert pad_to_width(line, 3) is line
     assert stack_padded([line, pad_to_width(line, 4)], 5).shape == (2, 1, 2, 5)

@@ -62,10 +62,10 @@ def test_mixed_widths_come_back_at_their_own_length(recognizer):
 
 def test_a_failing_forward_pass_fails_only_its_requests():
     class Broken(STRModel):
-        def forward(self, x):
+        def forward(self, x, widths=None):
             if x.shape[-1] > 200:
                 raise RuntimeError("out of memory")
-            return super().forward(x)
+            return super().forward(x, widths)
 
     recognizer = Recognizer(Broken(output_channels=32), max_padding=0)
     results = recognizer([lines(1, 100), lines(1, 300), lines(1, 100)])

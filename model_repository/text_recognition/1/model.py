@@ -1,8 +1,10 @@
 """Triton Python-backend adapter for the text recogniser: requests -> tensors -> str_ocr -> responses.
 
-All settings come from the model config's ``parameters`` (see ``str_ocr.serving``).
+All settings come from the model config's ``parameters`` (see ``str_ocr.serving``). Padding spent on
+ragged batches is exported as the counter ``str_ocr_columns_total{kind="real"|"padding"}``.
 """
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -41,10 +43,29 @@ class TritonPythonModel:
             instance_kind=args["model_instance_kind"],
             device_id=int(args["model_instance_device_id"]),
         )
+        self.columns_family = pb_utils.MetricFamily(
+            name="str_ocr_columns_total",
+            description="Input columns run through the recogniser: the lines' own (real) and padding",
+            kind=pb_utils.MetricFamily.COUNTER,
+        )
+        labels = {"model": args["model_name"], "version": args["model_version"], "instance": args["model_instance_name"]}
+        self.columns_metric = {k: self.columns_family.Metric(labels={**labels, "kind": k}) for k in ("real", "padding")}
+        self.first_batch_logged = False
 
     def execute(self, requests):
         inputs = [_input_array(pb_utils.get_input_tensor_by_name(r, INPUT_NAME)) for r in requests]
-        return [_response(result) for result in self.recognizer(inputs)]
+        if not self.first_batch_logged:
+            where = sorted({"cpu" if isinstance(x, np.ndarray) else str(x.device) for x in inputs})
+            pb_utils.Logger.log_info(f"first batch: inputs on {', '.join(where)}, running on {self.recognizer.device}")
+            self.first_batch_logged = True
+        before = dataclasses.replace(self.recognizer.columns)
+        responses = [_response(result) for result in self.recognizer(inputs)]
+        real = self.recognizer.columns.real - before.real
+        self.columns_metric["real"].increment(real)
+        self.columns_metric["padding"].increment(self.recognizer.columns.computed - before.computed - real)
+        return responses
 
     def finalize(self):
+        self.columns_metric = None  # metrics before their family, as the backend requires
+        self.columns_family = None
         self.recognizer = None

@@ -1,0 +1,68 @@
+"""Ragged batching, seen from the server's own statistics and metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+
+from str_ocr import normalize, output_length
+from str_ocr.synth import TextLineSynth
+from tests.unit.test_ragged import LOGIT_TOLERANCE
+
+from .helpers import MODEL, batch_stats, infer, prometheus_counter, send_concurrently, stats_after
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def mixed_lines() -> list[np.ndarray]:
+    """64 generated text lines, each a request [1, 1, 32, W], of many different widths."""
+    synth = TextLineSynth(seed=2024)
+    return [normalize(synth.sample().image)[np.newaxis, np.newaxis] for _ in range(64)]
+
+
+def run_mix(server, lines):
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        before = batch_stats(client)
+        results = send_concurrently(server.grpc_url, lines, concurrency=16)
+        return results, stats_after(client, before, len(lines))
+
+
+def test_ragged_batching_batches_mixed_widths_and_reads_each_line_as_alone(serve, mixed_lines):
+    server = serve("ragged_batching")
+    assert len({x.shape[-1] for x in mixed_lines}) > 30
+    real_before = prometheus_counter(server.metrics_url, "str_ocr_columns_total", kind="real")
+    results, (inferences, executions) = run_mix(server, mixed_lines)
+    assert inferences == len(mixed_lines)
+    assert executions < len(mixed_lines) / 2, f"{executions} executions for {inferences} lines"
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        for line, logits in zip(mixed_lines, results):
+            assert logits.shape == (1, output_length(line.shape[-1]), 37)
+            alone = infer(client, line)  # one request in flight: an execution of its own
+            np.testing.assert_allclose(logits, alone, rtol=0, atol=LOGIT_TOLERANCE)
+    real = prometheus_counter(server.metrics_url, "str_ocr_columns_total", kind="real") - real_before
+    assert real == 2 * sum(x.shape[-1] for x in mixed_lines)  # the mix, then each line alone
+
+
+def test_without_allow_ragged_batch_triton_does_not_batch_different_widths(serve, mixed_lines):
+    distinct = list({x.shape[-1]: x for x in mixed_lines}.values())
+    results, (inferences, executions) = run_mix(serve("dynamic_batching"), distinct)
+    assert all(isinstance(r, np.ndarray) for r in results)
+    assert executions == inferences == len(distinct)
+
+
+def test_bad_lines_in_a_ragged_batch_fail_alone(serve, mixed_lines):
+    server = serve("ragged_batching")
+    nan = mixed_lines[0].copy()
+    nan[..., 0] = np.nan
+    too_wide = np.zeros((1, 1, 32, 2049), np.float32)
+    too_narrow = np.zeros((1, 1, 32, 3), np.float32)
+    lines = mixed_lines[1:20] + [nan, too_wide, too_narrow] + mixed_lines[20:40]
+    results, (inferences, executions) = run_mix(server, lines)
+    errors = {i: str(r) for i, r in enumerate(results) if isinstance(r, Exception)}
+    assert sorted(errors) == [19, 20, 21]
+    assert "NaN or infinite" in errors[19]
+    assert "2049 pixels wide" in errors[20] and "3 pixels wide" in errors[21]
+    assert "from 4 to 2048" in errors[20]
+    assert executions < len(lines) / 2
