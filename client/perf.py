@@ -19,6 +19,7 @@ import multiprocessing as mp
 import queue
 import sys
 import time
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -373,6 +374,16 @@ def _collect_until(records: mp.Queue, received: list, end: float) -> None:
         received.extend(records.get_nowait())
 
 
+def prometheus_counter(metrics_url: str, name: str, **labels: str) -> float:
+    """Sum of the samples of counter ``name`` whose labels include ``labels``, from Triton's metrics endpoint."""
+    text = urllib.request.urlopen(f"http://{metrics_url}/metrics", timeout=5).read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
 # --- Reporting it ----------------------------------------------------------------------------
 
 
@@ -453,6 +464,15 @@ def run(settings: Settings) -> list[LevelResult]:
     return results
 
 
+def parse_concurrency_range(text: str) -> tuple[int, int, int]:
+    """``start:end[:step]`` (perf_analyzer's form) -> (start, end, step)."""
+    try:
+        start, end, *step = (int(v) for v in text.split(":"))
+        return start, end, step[0] if step else 1
+    except ValueError:
+        raise ValueError(f"--concurrency-range takes start:end[:step] (got {text!r})") from None
+
+
 def parse_args(argv: Sequence[str] | None = None) -> tuple[Settings, Path | None]:
     parser = argparse.ArgumentParser(prog="python -m client.perf", description=__doc__.split("\n\n")[0])
     parser.add_argument("-m", "--model-name", required=True)
@@ -471,10 +491,10 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Settings, Path | None
     parser.add_argument("--processes", type=int, default=1, help="load processes sharing the concurrency (default %(default)s)")
     args = parser.parse_args(argv)
     try:
-        start, end, *step = (int(v) for v in args.concurrency_range.split(":"))
-    except ValueError:
-        parser.error(f"--concurrency-range takes start:end[:step] (got {args.concurrency_range!r})")
-    settings = Settings(args.model_name, args.url, args.batch_size, dict(args.shape), (start, end, step[0] if step else 1),
+        concurrency = parse_concurrency_range(args.concurrency_range)
+    except ValueError as error:
+        parser.error(str(error))
+    settings = Settings(args.model_name, args.url, args.batch_size, dict(args.shape), concurrency,
                         args.percentile, args.measurement_interval, args.stability_percentage, args.max_trials,
                         args.input_data, max(1, args.processes))
     return settings, args.latency_report_file

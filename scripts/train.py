@@ -7,8 +7,8 @@
 
 Seeded; resumable (it picks up ``--run-dir``'s ``last.pt``); shows a progress bar with the loss and
 the validation word accuracy; runs on a GPU where there is one. Batches mix the tutorial's fixed
-32x100 lines with variable-width lines padded to the widest in their batch, the way ragged batches
-are served, so that padding does not change what a line reads. The learning rate follows a cosine
+32x100 lines with variable-width lines zero-padded to the widest in their batch and masked past their
+own width, exactly as ragged batches are served. The learning rate follows a cosine
 over the run's progress: the larger of steps done and time used, when a time budget is set.
 """
 
@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm import tqdm
 
-from str_ocr import STRModel, output_length, save_checkpoint
+from str_ocr import STRModel, load_model, output_length, save_checkpoint
 from str_ocr.metrics import Scores, score
 from str_ocr.packing import pad_to_width
 from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
@@ -42,7 +42,8 @@ VALIDATION_SEED_OFFSET = 1_000_003
 
 @dataclass
 class Batch:
-    images: torch.Tensor  # [N, 1, 32, W_max], normalised, right-padded
+    images: torch.Tensor  # [N, 1, 32, W_max], normalised, zero-padded on the right
+    widths: torch.Tensor  # each line's real width, so the model masks the padding as served batches do
     targets: torch.Tensor  # all labels, concatenated
     input_lengths: torch.Tensor  # CTC time steps of each line's real width
     target_lengths: torch.Tensor
@@ -54,6 +55,7 @@ def collate(samples: list[Sample]) -> Batch:
     labels = [encode(s.text) for s in samples]
     return Batch(
         images=images,
+        widths=torch.tensor([s.image.shape[1] for s in samples], dtype=torch.long),
         targets=torch.tensor([c for label in labels for c in label], dtype=torch.long),
         input_lengths=torch.tensor([output_length(s.image.shape[1]) for s in samples], dtype=torch.long),
         target_lengths=torch.tensor([len(label) for label in labels], dtype=torch.long),
@@ -104,8 +106,10 @@ def validate(model: STRModel, samples: list[Sample], device: torch.device) -> Sc
 
 def ctc_loss(model: STRModel, batch: Batch, device: torch.device) -> torch.Tensor:
     images = batch.images.to(device, non_blocking=True)
+    # Lines of one width need no mask (and the tutorial's fixed batches are all 100 wide).
+    widths = None if bool((batch.widths == batch.widths[0]).all()) else batch.widths.to(device, non_blocking=True)
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-        logits = model(images.contiguous(memory_format=torch.channels_last))
+        logits = model(images.contiguous(memory_format=torch.channels_last), widths)
     log_probs = logits.float().log_softmax(2).permute(1, 0, 2)  # [T, N, C], as ctc_loss wants
     return F.ctc_loss(log_probs, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, zero_infinity=True)
 
@@ -132,6 +136,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--val-size", type=int, default=512)
     parser.add_argument("--run-dir", type=Path, default=Path("runs/str"))
     parser.add_argument("--output", type=Path, default=None, help="also write the final weights here (plain state_dict)")
+    parser.add_argument("--init", type=Path, default=None, help="start from these weights (fine-tuning), not from scratch")
     return parser.parse_args(argv)
 
 
@@ -145,6 +150,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args.run_dir.mkdir(parents=True, exist_ok=True)
     state_path = args.run_dir / "last.pt"
     step, elapsed_before = 0, 0.0
+    if args.init and not state_path.exists():
+        model.load_state_dict(load_model(args.init, args.output_channels).state_dict())
     if state_path.exists():
         state = torch.load(state_path, map_location=device, weights_only=False)
         model.load_state_dict(state["model"])

@@ -75,14 +75,3 @@ async def _concurrent(url: str, arrays: list[np.ndarray], concurrency: int, mode
 def send_concurrently(url: str, arrays: list[np.ndarray], concurrency: int = 16, model: str = MODEL) -> list[object]:
     return asyncio.run(_concurrent(url, arrays, concurrency, model))
 
-
-def prometheus_counter(metrics_url: str, name: str, **labels: str) -> float:
-    """Sum of the samples of counter ``name`` whose labels include ``labels``, from Triton's metrics endpoint."""
-    import urllib.request  # noqa: PLC0415
-
-    text = urllib.request.urlopen(f"http://{metrics_url}/metrics", timeout=5).read().decode()
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
-            total += float(line.rsplit(" ", 1)[1])
-    return total

@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 
-from str_ocr import normalize, output_length
+from str_ocr import greedy_decode, normalize, output_length
 from str_ocr.synth import TextLineSynth
-from tests.unit.test_ragged import LOGIT_TOLERANCE
+from tests.unit.test_ragged import logit_tolerance
 
-from .helpers import MODEL, batch_stats, infer, prometheus_counter, send_concurrently, stats_after
+from client.perf import prometheus_counter
+
+from .helpers import MODEL, batch_stats, infer, send_concurrently, stats_after
 
 pytestmark = pytest.mark.integration
 
@@ -37,10 +39,12 @@ def test_ragged_batching_batches_mixed_widths_and_reads_each_line_as_alone(serve
     assert inferences == len(mixed_lines)
     assert executions < len(mixed_lines) / 2, f"{executions} executions for {inferences} lines"
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        kind = client.get_model_config(MODEL, as_json=True)["config"]["instance_group"][0]["kind"]
         for line, logits in zip(mixed_lines, results):
             assert logits.shape == (1, output_length(line.shape[-1]), 37)
             alone = infer(client, line)  # one request in flight: an execution of its own
-            np.testing.assert_allclose(logits, alone, rtol=0, atol=LOGIT_TOLERANCE)
+            np.testing.assert_allclose(logits, alone, rtol=0, atol=logit_tolerance(kind))
+            assert greedy_decode(logits[0]).text == greedy_decode(alone[0]).text
     real = prometheus_counter(server.metrics_url, "str_ocr_columns_total", kind="real") - real_before
     assert real == 2 * sum(x.shape[-1] for x in mixed_lines)  # the mix, then each line alone
 

@@ -11,6 +11,7 @@ from tritonclient.utils import InferenceServerException
 from scripts.serve import DEFAULT_REPOSITORY, read_model_config
 from str_ocr import load_model
 from str_ocr.serving import ServingSettings, model_parameters
+from tests.unit.test_ragged import logit_tolerance
 
 from .helpers import MODEL, batch_stats, infer, infer_input, send_concurrently, stats_after, tutorial_input
 
@@ -24,15 +25,16 @@ def test_every_variant_answers_the_tutorial_request(client):
 
 
 def test_served_logits_equal_in_process_logits(client, variant_server):
-    settings = ServingSettings.from_parameters(
-        model_parameters(client.get_model_config(MODEL, as_json=True)["config"]), DEFAULT_REPOSITORY / MODEL / "1"
-    )
-    model = load_model(settings.checkpoint, settings.output_channels)
+    config = client.get_model_config(MODEL, as_json=True)["config"]
+    settings = ServingSettings.from_parameters(model_parameters(config), DEFAULT_REPOSITORY / MODEL / "1")
+    kind = config["instance_group"][0]["kind"]
+    device = "cuda" if kind == "KIND_GPU" else "cpu"  # the same arithmetic as the instance (TF32 on a GPU)
+    model = load_model(settings.checkpoint, settings.output_channels, device=device)
     for batch, width in [(1, 100), (3, 100), (2, 57)]:
         lines = tutorial_input(batch, width, seed=width)
         with torch.inference_mode():
-            expected = model(torch.from_numpy(lines)).numpy()
-        np.testing.assert_allclose(infer(client, lines), expected, rtol=1e-4, atol=1e-4)
+            expected = model(torch.from_numpy(lines).to(device)).cpu().numpy()
+        np.testing.assert_allclose(infer(client, lines), expected, rtol=0, atol=logit_tolerance(kind))
 
 
 def test_every_variant_runs_on_the_cpu_here_and_shares_the_cores(client):

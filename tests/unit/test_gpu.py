@@ -6,7 +6,7 @@ import torch
 from scripts.evaluate import default_weights
 from str_ocr import Recognizer, load_model, normalize, output_length
 from str_ocr.synth import TextLineSynth
-from tests.unit.test_ragged import LOGIT_TOLERANCE
+from tests.unit.test_ragged import GPU_LOGIT_TOLERANCE
 
 pytestmark = [
     pytest.mark.gpu,
@@ -28,8 +28,8 @@ def test_lines_given_on_the_gpu_are_packed_and_answered_on_the_gpu(lines):
     assert on_gpu.columns.computed > on_gpu.columns.real  # mixed widths really were padded together
     on_cpu = Recognizer(load_model(*default_weights()), "cpu", max_padding=0)
     for x, r in zip(lines, results):
-        # TF32 convolutions on the GPU round differently from the CPU: compare readings, and logits loosely.
-        torch.testing.assert_close(r.cpu(), on_cpu([x])[0], rtol=0, atol=0.05)
+        # TF32 convolutions on the GPU round differently from the CPU: compare logits loosely.
+        torch.testing.assert_close(r.cpu(), on_cpu([x])[0], rtol=0, atol=GPU_LOGIT_TOLERANCE)
 
 
 def test_cpu_inputs_to_a_gpu_instance_and_exact_packing_on_the_gpu(lines):
@@ -37,7 +37,7 @@ def test_cpu_inputs_to_a_gpu_instance_and_exact_packing_on_the_gpu(lines):
     packed = recognizer(lines)
     alone = [recognizer([x])[0] for x in lines]
     worst = max(float((p - a).abs().max()) for p, a in zip(packed, alone))
-    assert worst <= 10 * LOGIT_TOLERANCE, worst
+    assert worst <= GPU_LOGIT_TOLERANCE, worst
 
 
 def test_gpu_readings_equal_cpu_readings():
