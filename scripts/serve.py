@@ -31,6 +31,7 @@ from tritonclient.grpc import model_config_pb2
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REPOSITORY = REPO_ROOT / "model_repository"
+MODEL_FILES = {"python": "model.py", "onnxruntime": "model.onnx", "tensorrt": "model.plan", "pytorch": "model.pt"}
 PLATFORM_BACKENDS = {
     "ensemble": "ensemble",
     "onnxruntime_onnx": "onnxruntime",
@@ -117,6 +118,19 @@ def ensemble_steps(config: model_config_pb2.ModelConfig) -> list[str]:
     return [step.model_name for step in config.ensemble_scheduling.step]
 
 
+def _cannot_load(model_dir: Path, config: model_config_pb2.ModelConfig, backends: set[str]) -> str | None:
+    """Why this server cannot load the model, or None."""
+    backend = backend_of(config)
+    if backend not in backends:
+        return f"this server has no {backend!r} backend (NVIDIA's tritonserver container has it: see README)"
+    filename = config.default_model_filename or MODEL_FILES.get(backend)
+    versions = [d for d in model_dir.iterdir() if d.is_dir() and d.name.isdigit()]
+    if filename and not any((v / filename).exists() for v in versions):
+        hint = " (make it with scripts/export_onnx.py)" if filename.endswith(".onnx") else ""
+        return f"no version folder holds {filename}{hint}"
+    return None
+
+
 def plan_models(
     repository: Path, config_name: str | None, backends: set[str], wanted: Sequence[str] | None = None
 ) -> tuple[list[str], dict[str, str]]:
@@ -127,11 +141,7 @@ def plan_models(
     unknown = sorted(set(wanted or []) - configs.keys())
     if unknown:
         raise SystemExit(f"serve: no model named {', '.join(unknown)} in {repository} (it has {', '.join(configs)})")
-    skipped = {
-        name: f"backend {backend_of(c)!r} is not in this server's backend directory"
-        for name, c in configs.items()
-        if backend_of(c) not in backends
-    }
+    skipped = {name: reason for name, c in configs.items() if (reason := _cannot_load(repository / name, c, backends))}
     changed = True
     while changed:  # an ensemble needs every step
         changed = False
@@ -321,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     triton = find_triton()
     models, skipped = plan_models(args.model_repository, args.config_name, triton.backends, args.models)
     for name, reason in skipped.items():
-        log(f"skipping {name}: {reason} ({triton.backend_dir}); see README for serving it in the NGC container")
+        log(f"skipping {name}: {reason}")
     if args.models and set(args.models) & skipped.keys():
         log(f"cannot serve the requested model(s) {', '.join(sorted(set(args.models) & skipped.keys()))}")
         return 2

@@ -1,0 +1,96 @@
+"""Every configuration in the repository passes Triton's schema and our consistency checks; broken copies fail."""
+
+import shutil
+
+import pytest
+
+from scripts.validate_repository import DEFAULT_REPOSITORY, validate
+
+ENSEMBLE = """
+name: "lines_to_logits"
+platform: "ensemble"
+max_batch_size: 8
+input [ { name: "LINES", data_type: TYPE_FP32, dims: [ 1, 32, -1 ] } ]
+output [ { name: "LOGITS", data_type: TYPE_FP32, dims: [ -1, 37 ] } ]
+ensemble_scheduling {
+  step [
+    {
+      model_name: "text_recognition"
+      model_version: -1
+      input_map { key: "input.1", value: "LINES" }
+      output_map { key: "308", value: "LOGITS" }
+    }
+  ]
+}
+"""
+
+
+@pytest.fixture
+def repository(tmp_path):
+    copy = tmp_path / "model_repository"
+    shutil.copytree(DEFAULT_REPOSITORY, copy, ignore=shutil.ignore_patterns("*.onnx", "__pycache__"))
+    return copy
+
+
+def add_ensemble(repository, text=ENSEMBLE):
+    (repository / "lines_to_logits" / "1").mkdir(parents=True)
+    (repository / "lines_to_logits" / "config.pbtxt").write_text(text)
+
+
+def test_the_repository_is_valid():
+    assert validate(DEFAULT_REPOSITORY) == []
+
+
+def test_every_model_and_variant_is_checked(repository):
+    variants = sorted(p.relative_to(repository).as_posix() for p in repository.glob("*/configs/*.pbtxt"))
+    assert "text_recognition/configs/ragged_batching.pbtxt" in variants
+    assert "text_recognition_onnx/configs/tensorrt_fp16.pbtxt" in variants
+    add_ensemble(repository)
+    assert validate(repository) == []
+
+
+def test_a_misspelled_tensor_in_a_variant(repository):
+    path = repository / "text_recognition" / "configs" / "dynamic_batching.pbtxt"
+    path.write_text(path.read_text().replace('name: "input.1"', 'name: "input_1"'))
+    problems = validate(repository)
+    assert any("dynamic_batching.pbtxt: input 'input_1' is not in config.pbtxt" in p for p in problems)
+    assert any("dynamic_batching.pbtxt: input 'input.1' of config.pbtxt is missing" in p for p in problems)
+
+
+def test_a_variant_that_changes_a_type_or_dims(repository):
+    path = repository / "text_recognition" / "configs" / "no_batching.pbtxt"
+    path.write_text(path.read_text().replace("dims: [ -1, 37 ]", "dims: [ -1, 36 ]"))
+    assert any("'308' is TYPE_FP32 [-1, 36], config.pbtxt says TYPE_FP32 [-1, 37]" in p for p in validate(repository))
+
+
+def test_a_name_that_differs_from_the_folder_and_an_unknown_field(repository):
+    path = repository / "text_recognition" / "configs" / "queue_delay_100us.pbtxt"
+    path.write_text(path.read_text().replace('name: "text_recognition"', 'name: "text_recogniton"'))
+    broken = repository / "text_recognition_onnx" / "configs" / "dynamic_batching.pbtxt"
+    broken.write_text(broken.read_text().replace("dynamic_batching { }", "dynamic_batching { max_delay: 5 }"))
+    problems = validate(repository)
+    assert any("name 'text_recogniton' differs from its folder" in p for p in problems)
+    assert any("not a valid Triton model configuration" in p and "max_delay" in p for p in problems)
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (('value: "LINES"', 'value: "LINE"'), "reads 'LINE', which is neither an ensemble input nor a step's output"),
+        (('key: "input.1"', 'key: "input"'), "maps 'input', which is not an input of text_recognition"),
+        (('key: "308"', 'key: "309"'), "maps '309', which is not an output of text_recognition"),
+        (('name: "LINES", data_type: TYPE_FP32', 'name: "LINES", data_type: TYPE_UINT8'), "feeds 'LINES' (TYPE_UINT8)"),
+        (('model_name: "text_recognition"', 'model_name: "text_recognizer"'), "names 'text_recognizer', which is not in"),
+        (('name: "LOGITS", data_type: TYPE_FP32', 'name: "LOGITS", data_type: TYPE_FP16'), "'LOGITS' is TYPE_FP16"),
+    ],
+    ids=["unknown-source", "unknown-input", "unknown-output", "type-mismatch", "unknown-model", "output-type"],
+)
+def test_a_broken_ensemble_mapping(repository, change, expected):
+    add_ensemble(repository, ENSEMBLE.replace(*change))
+    problems = validate(repository)
+    assert any(expected in p for p in problems), problems
+
+
+def test_a_python_model_without_its_checkpoint(repository):
+    (repository / "text_recognition" / "1" / "str_64ch.pth").unlink()
+    assert any("names 1/str_64ch.pth, which does not exist" in p for p in validate(repository))
