@@ -1,6 +1,9 @@
-"""Start the server, send the tutorial's request (``input.1`` of shape [B, 1, 32, 100]), print what it read, stop.
+"""Start the server, send the tutorial's request, read generated images through the ocr ensemble, stop.
 
-    .venv/bin/python scripts/demo.py [--words triton,inference,server]
+    .venv/bin/python scripts/demo.py [--words triton,inference,server] [--count 32] [--config-name NAME]
+
+First the tutorial's request to text_recognition (``input.1`` [B, 1, 32, 100], decoded here), then the
+asyncio client demo (``python -m client.demo``) against ``ocr``: image bytes in, text out.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from client import demo as client_demo  # noqa: E402
 from scripts.serve import ServerProcess  # noqa: E402
 from str_ocr import INPUT_NAME, OUTPUT_NAME, greedy_decode, normalize  # noqa: E402
 from str_ocr.preprocess import TUTORIAL_WIDTH  # noqa: E402
@@ -23,13 +27,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--words", default="triton,inference,server,2026", help="comma-separated words to render and read")
     parser.add_argument("--config-name", default=None, help="config variant to serve (default: config.pbtxt)")
+    parser.add_argument("--count", type=int, default=32, help="generated images for the ocr client demo")
     args = parser.parse_args()
     words = [w for w in args.words.lower().split(",") if w]
 
     synth = TextLineSynth(seed=7)
     lines = np.stack([normalize(synth.render(word, TUTORIAL_WIDTH))[np.newaxis] for word in words])
     print(f"demo: starting tritonserver (config {args.config_name or 'config.pbtxt'}) ...", flush=True)
-    with ServerProcess(config_name=args.config_name, models=["text_recognition"]) as server:
+    with ServerProcess(config_name=args.config_name, models=["text_recognition", "ocr"]) as server:
         client = grpcclient.InferenceServerClient(server.grpc_url)
         request = grpcclient.InferInput(INPUT_NAME, list(lines.shape), "FP32")
         request.set_data_from_numpy(lines)
@@ -40,8 +45,11 @@ def main() -> int:
             reading = greedy_decode(line_logits)
             correct += reading.text == word
             print(f"  rendered {word!r:14} read {reading.text!r:14} confidence {reading.confidence:.3f}")
-        print(f"demo: {correct} of {len(words)} read exactly; stopping the server")
-    return 0
+        print(f"demo: {correct} of {len(words)} read exactly\n")
+        print(f"demo: python -m client.demo --url {server.grpc_url} --count {args.count}", flush=True)
+        status = client_demo.main(["--url", server.grpc_url, "--count", str(args.count)])
+        print("demo: stopping the server")
+    return status
 
 
 if __name__ == "__main__":

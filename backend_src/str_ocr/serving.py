@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import torch
 
 from .checkpoint import load_model
+from .images import ImageLimits
 from .model import INPUT_HEIGHT, MIN_WIDTH
 from .recognizer import LineLimits, Recognizer
 from .runtime import configure_threads, instance_device, threads_per_cpu_instance
@@ -81,14 +82,27 @@ class ServingSettings:
         return cls(
             checkpoint=Path(version_dir, checkpoint) if checkpoint else None,
             output_channels=_parse(parameters, "output_channels", int, 512, "an integer such as 512"),
-            limits=LineLimits(
-                min_width=_parse(parameters, "min_width", int, MIN_WIDTH, "a width in pixels"),
-                max_width=_parse(parameters, "max_width", int, LineLimits.max_width, "a width in pixels"),
-            ),
+            limits=line_limits(parameters),
             max_padding=_parse(parameters, "max_padding", float, 0.25, "a fraction such as 0.25"),
             cpu_threads=_parse(parameters, "cpu_threads", _threads, None, "'auto' or a positive integer"),
             channels_last=_parse(parameters, "channels_last", _boolean, False, "true or false"),
         )
+
+
+def line_limits(parameters: Mapping[str, str]) -> LineLimits:
+    """The line widths a model accepts (the recogniser) or resizes into (``ocr_preprocess``)."""
+    return LineLimits(
+        min_width=_parse(parameters, "min_width", int, MIN_WIDTH, "a width in pixels"),
+        max_width=_parse(parameters, "max_width", int, LineLimits.max_width, "a width in pixels"),
+    )
+
+
+def image_limits(parameters: Mapping[str, str]) -> ImageLimits:
+    """The largest image file ``ocr_preprocess`` accepts, in bytes and in pixels."""
+    return ImageLimits(
+        max_bytes=_parse(parameters, "max_bytes", int, ImageLimits.max_bytes, "a number of bytes"),
+        max_pixels=_parse(parameters, "max_pixels", int, ImageLimits.max_pixels, "a number of pixels"),
+    )
 
 
 def build_recognizer(

@@ -1,0 +1,135 @@
+"""The ocr ensemble from image bytes to text, and the asyncio client demo, against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+import tritonclient.grpc.aio as grpcaio
+from PIL import Image
+
+from client.demo import generated_images
+
+from .helpers import stats_after
+
+pytestmark = pytest.mark.integration
+STEPS = ["ocr_preprocess", "text_recognition", "ocr_postprocess"]
+
+
+@pytest.fixture(scope="module")
+def server(serve):
+    return serve(None, ("ocr",))
+
+
+async def _read(url: str, blobs: list[bytes], concurrency: int = 16) -> list[object]:
+    limit = asyncio.Semaphore(concurrency)
+    async with grpcaio.InferenceServerClient(url) as client:
+
+        async def one(blob: bytes):
+            data = np.frombuffer(blob, np.uint8)[np.newaxis] if blob else np.zeros((1, 0), np.uint8)
+            image = grpcaio.InferInput("IMAGE", list(data.shape), "UINT8")
+            image.set_data_from_numpy(data)
+            async with limit:
+                try:
+                    result = await client.infer("ocr", [image])
+                    return result.as_numpy("TEXT")[0, 0].decode(), float(result.as_numpy("CONFIDENCE")[0, 0])
+                except Exception as error:  # noqa: BLE001 - the test inspects it
+                    return error
+
+        return await asyncio.gather(*(one(b) for b in blobs))
+
+
+def read(url: str, blobs: list[bytes], concurrency: int = 16) -> list[object]:
+    return asyncio.run(_read(url, blobs, concurrency))
+
+
+@pytest.mark.parametrize("fmt", ["png", "jpeg"])
+def test_the_ensemble_reads_generated_lines(server, fmt):
+    items = generated_images(60, seed=77, image_format=fmt)
+    assert len({len(i.truth) for i in items}) > 10  # many lengths, 1 to 25 characters
+    answers = read(server.grpc_url, [i.data for i in items])
+    exact = sum(a[0] == i.truth for a, i in zip(answers, items))
+    assert exact >= 0.85 * len(items), f"{exact} of {len(items)} read exactly"
+    assert all(0.0 <= a[1] <= 1.0 for a in answers)
+
+
+def test_concurrent_requests_are_batched_in_every_step(server):
+    items = generated_images(96, seed=78, image_format="png")
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        before = {m: _counts(client, m) for m in STEPS}
+        answers = read(server.grpc_url, [i.data for i in items], concurrency=32)
+        after = {m: stats_after(client, before[m], len(items), model=m) for m in STEPS}
+    assert all(isinstance(a, tuple) for a in answers)
+    for model, (inferences, executions) in after.items():
+        assert inferences == len(items)
+        assert executions < len(items) * 0.75, f"{model}: {executions} executions for {inferences} images"
+
+
+def _counts(client, model):
+    stats = client.get_inference_statistics(model, as_json=True)["model_stats"][0]
+    return int(stats.get("inference_count", 0)), int(stats.get("execution_count", 0))
+
+
+def _png(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def test_bad_images_fail_alone_while_the_others_are_read(server):
+    good = generated_images(30, seed=79, image_format="png")
+    bad = {
+        "empty": (b"", "IMAGE is empty"),
+        "not an image": (b"GIF? no, just text" * 5, "not an image file"),
+        "truncated": (good[0].data[: len(good[0].data) // 2], "could not be decoded"),
+        "too many pixels": (_png(np.zeros((2100, 2000), np.uint8)), "4,200,000 pixels"),
+    }
+    blobs = [g.data for g in good[:15]] + [b for b, _ in bad.values()] + [g.data for g in good[15:]]
+    answers = read(server.grpc_url, blobs, concurrency=len(blobs))
+    for k, (name, (_, message)) in enumerate(bad.items()):
+        answer = answers[15 + k]
+        assert isinstance(answer, Exception) and message in str(answer), f"{name}: {answer}"
+        assert "INVALID_ARG" in str(answer)
+    read_ok = [a for a in answers[:15] + answers[19:] if isinstance(a, tuple)]
+    assert len(read_ok) == 30
+    assert read(server.grpc_url, [good[1].data])[0][0] == good[1].truth  # and it keeps serving
+
+
+def demo(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "client.demo", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_client_demo_reads_and_summarises(server):
+    result = demo("--url", server.grpc_url, "--count", "24", "--format", "jpeg")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert sum("confidence" in line for line in lines) == 24
+    assert any(line.startswith("summary: 24 of 24 images read") and "images/s" in line for line in lines)
+    assert any("latency p50" in line and "p95" in line for line in lines)
+    accuracy = next(line for line in lines if "accuracy" in line)
+    assert float(accuracy.split("accuracy ")[1].split("%")[0]) >= 85
+
+
+def test_the_client_demo_reads_a_folder_and_reports_failures(server, tmp_path):
+    for item in generated_images(5, seed=80, image_format="png"):
+        (tmp_path / f"{item.name.split('.')[0]}_{item.truth}.png").write_bytes(item.data)
+    (tmp_path / "broken_x.png").write_bytes(b"not a png")
+    result = demo("--url", server.grpc_url, "--images", str(tmp_path), "-q")
+    assert result.returncode == 1
+    assert "summary: 5 of 6 images read" in result.stdout and "summary: 1 failed" in result.stdout
+
+
+def test_the_client_demo_exit_codes_without_a_server_or_model(server):
+    missing = demo("--url", server.grpc_url, "--model", "no_such_model", "--timeout", "2", "-q")
+    assert missing.returncode == 3 and "not ready" in missing.stderr
+    unreachable = demo("--url", "127.0.0.1:9", "--timeout", "2", "-q")
+    assert unreachable.returncode == 2 and "cannot reach a Triton server" in unreachable.stderr
+    assert "Traceback" not in missing.stderr + unreachable.stderr
+    help_text = demo("--help").stdout
+    for option in ("--url", "--model", "--images", "--count", "--format", "--seed", "--concurrency", "--timeout", "--quiet"):
+        assert option in help_text
