@@ -5,8 +5,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.setup-done
 CONFIG ?=
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
-.PHONY: setup demo test serve lock clean
+.PHONY: setup demo test serve bench lock clean
 
 setup: $(STAMP)
 
@@ -26,6 +27,9 @@ test: setup
 
 serve: setup
 	$(PY) scripts/serve.py $(if $(CONFIG),--config-name $(CONFIG))
+
+bench: setup
+	$(PY) scripts/sweep.py $(BENCH_ARGS)
 
 lock:
 	rm -rf /tmp/str-ocr-lock && $(PYTHON) -m venv /tmp/str-ocr-lock

@@ -172,10 +172,11 @@ def markdown(machine: dict, alone: list[dict], results: dict[str, list[LevelResu
              picks: list[dict]) -> str:
     best = max(alone, key=lambda r: r["images_per_second"])
     at8 = {r["layout"]: r["images_per_second"] for r in alone if r["batch_size"] == 8}
+    top = max(r.concurrency for levels in results.values() for r in levels)
     lines = [f"# text_recognition on {machine['name']}", "",
-             f"{machine['description']}; {machine['date']}. Tutorial measurement: `-b 2 --shape input.1:1,32,100 "
-             f"--concurrency-range 2:16:2 --percentile=95`, {machine['output_channels']}-channel recogniser.", "",
-             "## Served, at concurrency 16", "",
+             f"{machine['description']}; {machine['date']}. Measurement: `{machine['measurement']}`, "
+             f"{machine['output_channels']}-channel recogniser.", "",
+             f"## Served, at concurrency {top}", "",
              "| configuration | throughput (infer/s) | p95 latency (us) | images / execution | vs model alone at batch 8 (NCHW) | vs model alone at its best |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for name, levels in results.items():
@@ -223,8 +224,8 @@ def plot(path: Path, results: dict[str, list[LevelResult]], alone: list[dict], t
     left.axhline(best["images_per_second"], color="black", linestyle="--",
                  label=f"model alone, batch {best['batch_size']} {best['layout']}")
     left.axhline(at8["images_per_second"], color="grey", linestyle=":", label="model alone, batch 8 NCHW")
-    left.set(xlabel="concurrency (requests of 2 lines in flight)", ylabel="throughput (infer/s)", title="Throughput")
-    right.set(xlabel="concurrency (requests of 2 lines in flight)", ylabel="p95 latency (ms)", title="p95 latency")
+    left.set(xlabel="concurrency (requests in flight)", ylabel="throughput (infer/s)", title="Throughput")
+    right.set(xlabel="concurrency (requests in flight)", ylabel="p95 latency (ms)", title="p95 latency")
     left.legend(fontsize=8)
     right.legend(fontsize=8)
     figure.suptitle(title)
@@ -286,6 +287,8 @@ def main(argv=None) -> dict:
     recommended = variants.get(RECOMMENDED) or read_model_config(DEFAULT_REPOSITORY / MODEL)
     channels = args.output_channels or int(recommended.parameters["output_channels"].string_value)
     machine = machine_info(channels)
+    machine["measurement"] = (f"-b {args.batch_size} --shape input.1:1,32,100 --concurrency-range "
+                              f"{args.concurrency_range} --percentile=95 --measurement-interval {args.measurement_interval}")
     out = args.out or Path("bench") / machine["name"]
     print(f"sweep: {len(variants)} configurations on {machine['description']}; results in {out}/", flush=True)
     alone = model_alone(recommended, [int(b) for b in args.alone_batches.split(",")], args.alone_seconds,
