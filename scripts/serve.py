@@ -12,7 +12,6 @@ SIGTERM or SIGINT. It exits non-zero when a requested model fails to load.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -29,6 +28,9 @@ from pathlib import Path
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from scripts.triton_admin import ADMIN_APIS, ADMIN_HEADER, TritonHTTP, Watchdog, admin_key, restriction_args  # noqa: E402
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REPOSITORY = REPO_ROOT / "model_repository"
 MODEL_FILES = {"python": "model.py", "onnxruntime": "model.onnx", "tensorrt": "model.plan", "pytorch": "model.pt"}
@@ -41,6 +43,7 @@ PLATFORM_BACKENDS = {
     "tensorflow_graphdef": "tensorflow",
 }
 BUILT_IN_BACKENDS = {"ensemble"}
+ADMIN_KEY_ENV = "TRITON_ADMIN_KEY"
 
 
 def log(message: str) -> None:
@@ -163,27 +166,16 @@ def plan_models(
 # --- Running it ------------------------------------------------------------------------------
 
 
-def _http_json(url: str, data: bytes | None = None, timeout: float = 2.0) -> object:
-    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        body = response.read()
-    return json.loads(body) if body else None
-
-
-def wait_until_ready(process: subprocess.Popen, http_port: int, models: Sequence[str], timeout: float) -> dict[str, str]:
+def wait_until_ready(process: subprocess.Popen, http: TritonHTTP, models: Sequence[str], timeout: float) -> dict[str, str]:
     """Block until every model is READY; return the failed models' reasons (empty when all loaded)."""
-    base = f"http://127.0.0.1:{http_port}/v2"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             return {"tritonserver": f"exited with status {process.returncode} before it was ready (see its log above)"}
-        try:
-            _http_json(f"{base}/health/live")
-            index = _http_json(f"{base}/repository/index", data=b"{}")
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
+        if not http.live():
             time.sleep(0.2)
             continue
-        states = {entry["name"]: entry for entry in index if entry.get("version")}  # type: ignore[union-attr]
+        states = {entry["name"]: entry for entry in http.index() if entry.get("version")}
         failed = {m: states[m].get("reason") or states[m].get("state", "") for m in models if states.get(m, {}).get("state") == "UNAVAILABLE"}
         if failed:
             return failed
@@ -203,7 +195,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def server_command(triton: Triton, args: argparse.Namespace, models: Sequence[str]) -> list[str]:
+def server_command(triton: Triton, args: argparse.Namespace, models: Sequence[str], key: str | None) -> list[str]:
     command = [
         str(triton.binary),
         f"--model-repository={args.model_repository}",
@@ -216,7 +208,12 @@ def server_command(triton: Triton, args: argparse.Namespace, models: Sequence[st
         # Keep serving the models that did load; this launcher reports the ones that did not.
         "--exit-on-error=false",
         "--strict-readiness=true",
+        f"--exit-timeout-secs={args.exit_timeout}",
     ]
+    if args.disable_auto_complete_config:
+        command.append("--disable-auto-complete-config")
+    if key:
+        command += restriction_args(key)
     if args.config_name:
         command.append(f"--model-config-name={args.config_name}")
     return command + list(args.triton_args)
@@ -249,13 +246,21 @@ class ServerProcess:
         log_path: Path | None = None,
         triton_args: Sequence[str] = (),
         startup_timeout: float = 300,
+        admin_key: str | None = None,
+        watchdog: float = 0,
+        exit_timeout: int = 30,
     ) -> None:
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
+        self.repository = repository
         self.command = [sys.executable, str(Path(__file__).resolve()), f"--model-repository={repository}"]
         self.command += [f"--http-port={self.http_port}", f"--grpc-port={self.grpc_port}", f"--metrics-port={self.metrics_port}"]
         self.command += [f"--config-name={config_name}"] if config_name else []
         self.command += [f"--models={','.join(models)}"] if models else []
+        self.command += ["--restrict-admin"] if admin_key else []
+        self.command += [f"--watchdog={watchdog}", f"--exit-timeout={exit_timeout}"]
         self.command += ["--", *triton_args] if triton_args else []
+        self.env = dict(os.environ) | ({ADMIN_KEY_ENV: admin_key} if admin_key else {})
+        self.admin_key = admin_key
         self.log_path = log_path
         self.startup_timeout = startup_timeout
         self.process: subprocess.Popen | None = None
@@ -279,18 +284,31 @@ class ServerProcess:
 
     def start(self) -> ServerProcess:
         output = open(self.log_path, "w") if self.log_path else subprocess.DEVNULL  # noqa: SIM115 - closed by the child
-        self.process = subprocess.Popen(self.command, stdout=output, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(self.command, stdout=output, stderr=subprocess.STDOUT, env=self.env)
+        http = TritonHTTP(self.http_port)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited with status {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                urllib.request.urlopen(f"http://{self.http_url}/v2/health/ready", timeout=2).close()
+            if http.ready():
                 return self
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.25)
+            time.sleep(0.25)
         self.stop()
         raise RuntimeError(f"the server was not ready after {self.startup_timeout:.0f} s:\n{self.log_tail()}")
+
+    def stub_pids(self, model: str) -> list[int]:
+        """The Python backend stub processes of ``model``'s instances in this server."""
+        children = lambda pid: subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()  # noqa: E731
+        stubs = [int(s) for server in children(self.process.pid) for s in children(server)] if self.process else []
+        marker = f"triton_python_backend_stub {self.repository / model}/"
+        return [pid for pid in stubs if marker in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()]
+
+    def kill_stubs(self, model: str) -> int:
+        """SIGKILL ``model``'s stub processes, as a crash would; how many there were."""
+        pids = self.stub_pids(model)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        return len(pids)
 
     def stop(self, timeout: float = 60) -> int | None:
         """SIGTERM, as an orchestrator would; the exit status (None if it had to be killed)."""
@@ -320,6 +338,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--grpc-port", type=int, default=8001)
     parser.add_argument("--metrics-port", type=int, default=8002)
     parser.add_argument("--startup-timeout", type=float, default=300, help="seconds to wait for the models (default: %(default)s)")
+    parser.add_argument("--exit-timeout", type=int, default=30,
+                        help="on SIGTERM, seconds in-flight requests get to finish (default: %(default)s)")
+    parser.add_argument("--restrict-admin", action="store_true",
+                        help=f"put the administrative APIs ({ADMIN_APIS}) behind the header '{ADMIN_HEADER}': the "
+                             f"value of ${ADMIN_KEY_ENV}, or a key generated now and known only to this launcher")
+    parser.add_argument("--watchdog", type=float, default=0, metavar="SECONDS",
+                        help="probe every Python model this often and load again one whose stub process died (0: off)")
+    parser.add_argument("--disable-auto-complete-config", action="store_true",
+                        help="pass --disable-auto-complete-config: serve the configs exactly as written")
     parser.add_argument("triton_args", nargs="*", help="further tritonserver options, after --")
     args = parser.parse_args(argv)
     args.model_repository = args.model_repository.resolve()
@@ -339,21 +366,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("no model to load")
         return 2
 
+    key = admin_key(os.environ.get(ADMIN_KEY_ENV)) if args.restrict_admin else None
+    http = TritonHTTP(args.http_port, key)
     process = subprocess.Popen(
-        server_command(triton, args, models), env=triton.env, start_new_session=True, preexec_fn=_die_with_parent
+        server_command(triton, args, models, key), env=triton.env, start_new_session=True, preexec_fn=_die_with_parent
     )
+    watchdog: Watchdog | None = None
     stopping = False
 
     def stop(signum: int, _frame: object) -> None:
         nonlocal stopping
         stopping = True
-        log(f"{signal.Signals(signum).name}: stopping tritonserver")
+        log(f"{signal.Signals(signum).name}: stopping tritonserver (in-flight requests get {args.exit_timeout} s)")
+        if watchdog:
+            watchdog.stop()
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    failed = wait_until_ready(process, args.http_port, models, args.startup_timeout)
+    failed = wait_until_ready(process, http, models, args.startup_timeout)
     if failed and not stopping:
         for name, reason in failed.items():
             log(f"{name} failed to load: {reason}")
@@ -364,8 +396,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not stopping:
         config = f" with config {args.config_name!r}" if args.config_name else ""
         log(f"ready: {', '.join(models)}{config}; HTTP :{args.http_port}, gRPC :{args.grpc_port}, metrics :{args.metrics_port}")
+        if args.watchdog > 0:
+            configs = {m: read_model_config(args.model_repository / m, args.config_name) for m in models}
+            instances = {m: sum(g.count or 1 for g in c.instance_group) or 1 for m, c in configs.items() if backend_of(c) == "python"}
+            watchdog = Watchdog(http, instances, args.watchdog, log)
+            watchdog.start()
     code = process.wait()
     log(f"tritonserver exited with status {code}")
+    if code and watchdog and watchdog.recoveries:
+        log("(the Python backend cannot unload a model version whose stub process died, so after a recovery "
+            "tritonserver waits out --exit-timeout-secs and reports failure; requests in flight were answered first)")
     return code
 
 

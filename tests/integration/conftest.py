@@ -1,4 +1,9 @@
-"""One real tritonserver per configuration, shared by every test that asks for it."""
+"""One real tritonserver per configuration, shared by every test that asks for it.
+
+Each server runs either as a local process (the launcher and the nvidia-pytriton server) or in the
+project's container image; the container runs are skipped, with the reason, where no Docker engine
+is reachable.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +14,38 @@ import tritonclient.grpc as grpcclient
 
 from scripts.serve import ServerProcess
 
+from .containers import ContainerServer, docker_unavailable
+
 LOGS = Path(__file__).parents[1] / ".logs"
 VARIANTS = ["no_batching", "dynamic_batching", "dynamic_batching_2_instances", "queue_delay_100us", "ragged_batching"]
 RECOMMENDED = "config.pbtxt"
 
 
-@pytest.fixture(scope="session")
-def serve():
-    """``serve(config_name, models)`` -> a running ServerProcess, started once per (config, models)."""
-    running: dict[tuple, ServerProcess] = {}
+@pytest.fixture(scope="session", params=["local", "container"])
+def server_kind(request) -> str:
+    if request.param == "container" and (reason := docker_unavailable()):
+        pytest.skip(reason)
+    return request.param
 
-    def get(config_name: str | None = None, models: tuple[str, ...] = ("text_recognition",)) -> ServerProcess:
-        key = (config_name, models)
+
+def start_server(kind: str, config_name: str | None, models: tuple[str, ...], log_name: str, **options):
+    """A started server of ``kind``; ``options``: admin_key, watchdog, exit_timeout."""
+    LOGS.mkdir(exist_ok=True)
+    server_type = ContainerServer if kind == "container" else ServerProcess
+    server = server_type(config_name=config_name, models=list(models), log_path=LOGS / f"{kind}-{log_name}.log", **options)
+    return server.start()
+
+
+@pytest.fixture(scope="session")
+def serve(server_kind):
+    """``serve(config_name, models, **options)`` -> a running server, started once per distinct request."""
+    running: dict[tuple, object] = {}
+
+    def get(config_name: str | None = None, models: tuple[str, ...] = ("text_recognition",), **options):
+        key = (config_name, models, tuple(sorted(options.items())))
         if key not in running:
-            LOGS.mkdir(exist_ok=True)
-            log = LOGS / f"{config_name or 'default'}-{'-'.join(models)}.log"
-            running[key] = ServerProcess(config_name=config_name, models=list(models), log_path=log).start()
+            name = f"{config_name or 'default'}-{'-'.join(models)}" + "".join(f"-{k}" for k in sorted(options))
+            running[key] = start_server(server_kind, config_name, models, name, **options)
         return running[key]
 
     yield get

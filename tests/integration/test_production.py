@@ -1,0 +1,201 @@
+"""A deployment that keeps answering: locked-down admin APIs, overload, a crashed model process,
+shutdown, and input limits. Each runs against the local launcher and against the container image."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+import tritonclient.grpc.aio as grpcaio
+from tritonclient.utils import InferenceServerException
+
+from client.demo import generated_images
+from client.perf import prometheus_counter
+from scripts.triton_admin import ADMIN_HEADER, GRPC_ADMIN_HEADER, TritonHTTP
+
+from .conftest import start_server
+from .helpers import MODEL, infer, infer_input, tutorial_input
+
+pytestmark = pytest.mark.integration
+KEY = "a-key-for-these-tests"
+
+
+def http_of(server, key: str | None = None) -> TritonHTTP:
+    host, port = server.http_url.rsplit(":", 1)
+    return TritonHTTP(int(port), key, host=host)
+
+
+async def timed_requests(url: str, arrays: list[np.ndarray], concurrency: int, model: str = MODEL,
+                         stop_after: threading.Event | None = None) -> list[tuple[float, float, object]]:
+    """(start, seconds, logits or exception) per request, ``concurrency`` in flight."""
+    limit = asyncio.Semaphore(concurrency)
+    async with grpcaio.InferenceServerClient(url) as client:
+
+        async def one(array):
+            async with limit:
+                start = time.monotonic()
+                try:
+                    result = (await client.infer(model, [infer_input(array, grpcaio)], client_timeout=120)).as_numpy("308")
+                except Exception as error:  # noqa: BLE001 - the test sorts them
+                    result = error
+                return start, time.monotonic() - start, result
+
+        return await asyncio.gather(*(one(a) for a in arrays))
+
+
+# --- The administrative APIs ------------------------------------------------------------------
+
+
+def test_admin_apis_need_the_key_and_inference_does_not(serve):
+    server = serve(None, ("text_recognition",), admin_key=KEY)
+    anonymous, admin = http_of(server), http_of(server, KEY)
+    status, body = anonymous.load("text_recognition")
+    assert status == 403 and ADMIN_HEADER in str(body)
+    assert anonymous.unload("text_recognition")[0] == 403
+    assert anonymous.call("/repository/index", {})[0] == 403
+    assert admin.call("/repository/index", {})[0] == 200
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        with pytest.raises(InferenceServerException, match="restricted"):
+            client.get_inference_statistics(MODEL)
+        with pytest.raises(InferenceServerException, match="restricted"):
+            client.load_model("text_recognition_onnx")
+        assert client.get_inference_statistics(MODEL, headers={GRPC_ADMIN_HEADER: KEY}) is not None
+        assert infer(client, tutorial_input(1)).shape == (1, 26, 37)  # inference needs no key
+        assert client.is_server_ready()
+
+
+# --- Overload ---------------------------------------------------------------------------------
+
+
+def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
+    server = serve(None)  # the recommended config: at most 128 queued requests, 2 s in the queue
+    requests = [tutorial_input(2, seed=i) for i in range(1200)]
+    start = time.monotonic()
+    results = asyncio.run(timed_requests(server.grpc_url, requests, concurrency=600))
+    elapsed = time.monotonic() - start
+    answered = [s for _, s, r in results if isinstance(r, np.ndarray)]
+    refused = [(s, r) for _, s, r in results if isinstance(r, Exception)]
+    assert len(answered) + len(refused) == len(requests)  # none lost
+    assert answered and refused, f"{len(answered)} answered, {len(refused)} refused"
+    for seconds, error in refused:
+        assert "UNAVAILABLE" in str(error) and ("Exceeds maximum queue size" in str(error) or "timeout" in str(error).lower())
+    p95 = float(np.percentile(answered, 95))
+    print(f"overload: {len(requests)} sent, {len(answered)} answered, {len(refused)} refused, none lost; "
+          f"answered p95 {p95 * 1e3:.0f} ms, refused p95 {np.percentile([s for s, _ in refused], 95) * 1e3:.0f} ms, "
+          f"all in {elapsed:.1f} s")
+    assert p95 < 2.0 + 3.0  # the queue timeout, plus the executions that were already running
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        assert client.is_server_ready() and infer(client, tutorial_input(1)).shape == (1, 26, 37)
+
+
+# --- A crashed model process ----------------------------------------------------------------
+
+
+def test_a_killed_stub_is_replaced_while_the_server_keeps_serving(server_kind):
+    server = start_server(server_kind, None, ("text_recognition",), "crash", admin_key=KEY, watchdog=0.5, exit_timeout=5)
+    try:
+        outcomes, readiness = [], []
+        http = http_of(server)
+        stop = threading.Event()
+
+        def watch_readiness():
+            while not stop.is_set():
+                readiness.append((time.monotonic(), http.ready()))
+                time.sleep(0.05)
+
+        async def load():
+            async with grpcaio.InferenceServerClient(server.grpc_url) as client:
+                deadline = time.monotonic() + 90
+                while time.monotonic() < deadline and not stop.is_set():
+                    start = time.monotonic()
+                    try:
+                        await client.infer(MODEL, [infer_input(tutorial_input(1), grpcaio)], client_timeout=30)
+                        outcomes.append((start, True))
+                    except Exception:  # noqa: BLE001 - counted
+                        outcomes.append((start, False))
+                    await asyncio.sleep(0.02)
+                    recovered = [t for t, ok in outcomes if ok and killed_at and t > killed_at + 1]
+                    if len(recovered) > 20:
+                        return
+
+        killed_at = None
+        watcher = threading.Thread(target=watch_readiness, daemon=True)
+        watcher.start()
+        loader = threading.Thread(target=lambda: asyncio.run(load()), daemon=True)
+        loader.start()
+        time.sleep(2)
+        killed_at = time.monotonic()
+        assert server.kill_stubs(MODEL) == 2
+        loader.join(120)
+        stop.set()
+        watcher.join(5)
+        failures = [t for t, ok in outcomes if not ok]
+        assert failures, "killing the stubs should fail some requests"
+        outage = max(failures) - killed_at
+        recovered = [t for t, ok in outcomes if ok and t > max(failures)]
+        print(f"crash: {len(failures)} requests failed, the last {outage:.1f} s after the kill; {len(recovered)} succeeded after")
+        assert outage < 60 and len(recovered) > 20
+        assert not all(ok for t, ok in readiness if killed_at < t < max(failures) + 1), "ready all through the outage"
+        assert http.ready()
+    finally:
+        server.stop()
+
+
+# --- Shutdown ---------------------------------------------------------------------------------
+
+
+def test_sigterm_answers_every_accepted_request_and_exits_zero(server_kind):
+    server = start_server(server_kind, None, ("text_recognition",), "shutdown", exit_timeout=30)
+    requests = [tutorial_input(2, seed=i) for i in range(2000)]
+    result: dict[str, object] = {}
+
+    def terminate_soon():
+        time.sleep(1.5)
+        result["signalled"] = time.monotonic()
+        result["exit"] = server.stop(timeout=60)
+
+    killer = threading.Thread(target=terminate_soon)
+    killer.start()
+    outcomes = asyncio.run(timed_requests(server.grpc_url, requests, concurrency=32))
+    killer.join(90)
+    signalled = result["signalled"]
+    before = [r for start, _, r in outcomes if start < signalled - 0.25]  # surely reached the server before SIGTERM
+    after = [r for start, _, r in outcomes if start > signalled + 0.05]
+    assert before and after
+    assert all(isinstance(r, np.ndarray) for r in before), [str(r) for r in before if isinstance(r, Exception)][:3]
+    assert all(isinstance(r, Exception) for r in after)  # refused once shutting down, and none left hanging
+    assert result["exit"] == 0
+    print(f"shutdown: {len(before)} requests sent before SIGTERM all answered; {len(after)} sent after refused; exit 0")
+
+
+# --- Input limits -----------------------------------------------------------------------------
+
+
+def test_oversized_and_malformed_requests_are_refused_before_any_work(serve):
+    server = serve(None, ("ocr",))
+    columns = lambda: prometheus_counter(server.metrics_url, "str_ocr_columns_total")  # noqa: E731
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        before = columns()
+        for width, message in [(2049, "2049 pixels wide"), (3, "3 pixels wide")]:
+            with pytest.raises(InferenceServerException, match=message):
+                client.infer(MODEL, [infer_input(np.zeros((1, 1, 32, width), np.float32))])
+        assert columns() == before  # refused before the network ran
+
+        def image_request(data: bytes):
+            array = np.frombuffer(data, np.uint8)[np.newaxis]
+            tensor = grpcclient.InferInput("IMAGE", list(array.shape), "UINT8")
+            tensor.set_data_from_numpy(array)
+            return [tensor]
+
+        with pytest.raises(InferenceServerException, match="bytes; the limit is 8,388,608"):
+            client.infer("ocr", image_request(b"\x89PNG" + bytes(8 * 1024 * 1024)))
+        with pytest.raises(InferenceServerException, match="not an image file"):
+            client.infer("ocr", image_request(b"\x00\x01\x02"))
+        good = generated_images(3, seed=5, image_format="png")
+        texts = [client.infer("ocr", image_request(g.data)).as_numpy("TEXT")[0, 0].decode() for g in good]
+        assert sum(t == g.truth for t, g in zip(texts, good)) >= 2
+        assert client.is_server_ready()

@@ -1,0 +1,37 @@
+"""The image's recipe, read statically (the container tests build and run it where Docker is)."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = (ROOT / "Dockerfile").read_text()
+
+
+def instructions(name: str) -> list[str]:
+    joined = DOCKERFILE.replace("\\\n", " ")
+    return [line.split(None, 1)[1] for line in joined.splitlines() if line.startswith(name + " ")]
+
+
+def test_it_builds_on_a_pinned_tritonserver_release_that_has_model_config_name():
+    (base,) = instructions("FROM")
+    release = re.search(r"ARG TRITON_RELEASE=(\d+)\.(\d+)", DOCKERFILE)
+    assert base == "nvcr.io/nvidia/tritonserver:${TRITON_RELEASE}-py3" and release
+    assert (int(release.group(1)), int(release.group(2))) >= (23, 6)  # --model-config-name exists since 2.35
+
+
+def test_it_runs_locked_down_as_the_non_root_user():
+    assert instructions("USER") == ["triton-server"]
+    assert instructions("EXPOSE") == ["8000 8001 8002"]
+    (healthcheck,) = instructions("HEALTHCHECK")
+    assert "/v2/health/ready" in healthcheck
+    (entrypoint,) = instructions("ENTRYPOINT")
+    for option in ("scripts/serve.py", "--restrict-admin", "--watchdog", "--disable-auto-complete-config"):
+        assert option in entrypoint
+
+
+def test_everything_it_copies_exists_and_the_context_stays_small():
+    for copy in instructions("COPY"):
+        for source in copy.split()[:-1]:
+            assert (ROOT / source).exists(), source
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".git", ".venv", "tests"} <= set(ignored)
