@@ -81,7 +81,7 @@ def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
     refused = [(s, r) for _, s, r in results if isinstance(r, Exception)]
     assert len(answered) + len(refused) == len(requests)  # none lost
     assert answered and refused, f"{len(answered)} answered, {len(refused)} refused"
-    for seconds, error in refused:
+    for _, error in refused:
         assert "UNAVAILABLE" in str(error) and ("Exceeds maximum queue size" in str(error) or "timeout" in str(error).lower())
     p95 = float(np.percentile(answered, 95))
     print(f"overload: {len(requests)} sent, {len(answered)} answered, {len(refused)} refused, none lost; "

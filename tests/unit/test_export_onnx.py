@@ -50,7 +50,7 @@ def test_dynamic_width_export(checkpoint, tmp_path):
 def test_a_fixed_width_export_refuses_other_widths(checkpoint, tmp_path):
     output = tmp_path / "fixed.onnx"
     assert export_onnx.main(["--checkpoint", str(checkpoint), "--output-channels", "32", "--output", str(output)]) == 0
-    with pytest.raises(Exception):
+    with pytest.raises(Exception, match="invalid dimensions for input: input.1"):
         run_onnx(output, np.zeros((1, 1, 32, 64), np.float32))
 
 
