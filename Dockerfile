@@ -12,7 +12,7 @@ FROM nvcr.io/nvidia/tritonserver:${TRITON_RELEASE}-py3
 # A CUDA build of torch for the container's CUDA 12.6 (the cu124 wheels run on its driver), then the
 # pinned packages the models and the launcher import.
 RUN python3 -m pip install --no-cache-dir torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124 \
- && python3 -m pip install --no-cache-dir numpy==1.26.4 pillow==12.3.0 tritonclient[grpc]==2.73.0 protobuf==6.33.6
+ && python3 -m pip install --no-cache-dir numpy==1.26.4 pillow==12.3.0 "tritonclient[grpc]==2.73.0" protobuf==6.33.6
 
 WORKDIR /opt/str_ocr
 COPY pyproject.toml README.md ./

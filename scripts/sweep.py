@@ -213,12 +213,15 @@ def plot(path: Path, results: dict[str, list[LevelResult]], alone: list[dict], t
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
-    for name, levels in results.items():
+    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 6))
+    colours = plt.get_cmap("tab20").colors
+    for index, (name, levels) in enumerate(results.items()):
         x = [r.concurrency for r in levels]
-        style = {"linewidth": 2.5} if name == RECOMMENDED else {}
-        left.plot(x, [r.throughput for r in levels], marker="o", label=name, **style)
-        right.plot(x, [r.latency(95) / 1e3 for r in levels], marker="o", label=name, **style)
+        style = {"color": colours[index % len(colours)], "marker": "o",
+                 "linestyle": "-" if name in TUTORIAL_VARIANTS or name == RECOMMENDED else "--",
+                 "linewidth": 3 if name == RECOMMENDED else 1.5}
+        left.plot(x, [r.throughput for r in levels], label=name, **style)
+        right.plot(x, [r.latency(95) / 1e3 for r in levels], **style)
     best = max(alone, key=lambda r: r["images_per_second"])
     at8 = next(r for r in alone if r["batch_size"] == 8 and r["layout"] == "NCHW")
     left.axhline(best["images_per_second"], color="black", linestyle="--",
@@ -226,10 +229,9 @@ def plot(path: Path, results: dict[str, list[LevelResult]], alone: list[dict], t
     left.axhline(at8["images_per_second"], color="grey", linestyle=":", label="model alone, batch 8 NCHW")
     left.set(xlabel="concurrency (requests in flight)", ylabel="throughput (infer/s)", title="Throughput")
     right.set(xlabel="concurrency (requests in flight)", ylabel="p95 latency (ms)", title="p95 latency")
-    left.legend(fontsize=8)
-    right.legend(fontsize=8)
-    figure.suptitle(title)
-    figure.tight_layout()
+    figure.legend(*left.get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8, frameon=False)
+    figure.suptitle(title + " (dashed: candidates for the recommended config)")
+    figure.tight_layout(rect=(0, 0.14, 1, 1))
     figure.savefig(path, dpi=110)
 
 
@@ -300,7 +302,7 @@ def main(argv=None) -> dict:
         if not args.no_width_mix:
             everything |= {n: read_model_config(DEFAULT_REPOSITORY / MODEL, n) for n in MIX_VARIANTS if n not in everything}
         repository = build_repository(Path(tmp), everything, args.checkpoint, args.output_channels)
-        logs = out / "logs"
+        logs = Path("runs") / "sweep-logs"  # the servers' logs, kept out of the committed results
         logs.mkdir(parents=True, exist_ok=True)
         for name in tqdm(list(variants), desc="configurations"):
             settings = Settings(MODEL, batch_size=args.batch_size, shapes={"input.1": (1, 32, 100)},
