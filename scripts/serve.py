@@ -157,7 +157,7 @@ def plan_models(
         name = selected.pop(0)
         if name not in closure:
             closure.append(name)
-            selected.extend(ensemble_steps(configs[name]))
+            selected.extend(ensemble_steps(configs[name]) if name in configs else [])
     return [n for n in closure if n not in skipped], {n: r for n, r in skipped.items() if not wanted or n in closure}
 
 
