@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tritonclient.utils import np_to_triton_dtype, triton_to_np_dtype
 
 STABLE_WINDOWS = 3
 
@@ -48,10 +49,6 @@ def parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
         return name, tuple(int(d) for d in dims.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"--shape dims must be integers (got {dims!r})") from None
-
-
-NUMPY_TYPES = {"FP32": np.float32, "FP16": np.float16, "FP64": np.float64, "INT32": np.int32, "INT64": np.int64,
-               "UINT8": np.uint8, "BYTES": np.object_}
 
 
 def model_inputs(url: str, model: str, shapes: dict[str, tuple[int, ...]], need_shapes: bool = True) -> tuple[list[InputSpec], int]:
@@ -85,7 +82,7 @@ def make_requests(specs: Sequence[InputSpec], batch: int, input_data: str, max_b
     for _ in range(count if input_data == "random" else 1):
         arrays = {}
         for spec in specs:
-            dtype = NUMPY_TYPES[spec.datatype]
+            dtype = triton_to_np_dtype(spec.datatype)
             shape = lead + spec.shape
             if input_data == "zero":
                 arrays[spec.name] = np.zeros(shape, dtype)
@@ -106,7 +103,7 @@ def _json_requests(path: Path, specs: Sequence[InputSpec], lead: tuple[int, ...]
         for spec in specs:
             value = entry[spec.name]
             content, shape = (value["content"], value.get("shape", spec.shape)) if isinstance(value, dict) else (value, spec.shape)
-            one = np.asarray(content, NUMPY_TYPES[spec.datatype]).reshape(shape)
+            one = np.asarray(content, triton_to_np_dtype(spec.datatype)).reshape(shape)
             arrays[spec.name] = np.broadcast_to(one, lead + one.shape).copy() if lead else one
         requests.append(arrays)
     return requests
@@ -145,7 +142,7 @@ async def _drive(url, model, requests, concurrency, offset, records, stop) -> No
     def build(arrays: dict[str, np.ndarray]):
         inputs = []
         for name, array in arrays.items():
-            tensor = grpcaio.InferInput(name, list(array.shape), _triton_type(array.dtype))
+            tensor = grpcaio.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
             tensor.set_data_from_numpy(array)
             inputs.append(tensor)
         return inputs
@@ -177,13 +174,6 @@ async def _drive(url, model, requests, concurrency, offset, records, stop) -> No
         await asyncio.gather(flush(), *(worker(k) for k in range(concurrency)))
     if pending:
         records.put(pending)
-
-
-def _triton_type(dtype: np.dtype) -> str:
-    for name, numpy_type in NUMPY_TYPES.items():
-        if np.dtype(dtype) == np.dtype(numpy_type):
-            return name
-    raise ValueError(f"no Triton type for {dtype}")
 
 
 # --- Measuring it ----------------------------------------------------------------------------

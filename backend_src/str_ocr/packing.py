@@ -54,11 +54,31 @@ def plan_groups(
     return groups
 
 
+@dataclass(frozen=True)
+class ColumnCounts:
+    """Input columns run through the network: the lines' own (real), and all, padding included (computed)."""
+
+    real: int = 0
+    computed: int = 0
+
+    def __add__(self, other: ColumnCounts) -> ColumnCounts:
+        return ColumnCounts(self.real + other.real, self.computed + other.computed)
+
+    @property
+    def padding_waste(self) -> float:
+        """Fraction of the computed columns that are padding (0 when every group has one width)."""
+        return 1 - self.real / self.computed if self.computed else 0.0
+
+
+def column_counts(groups: Sequence[Group], widths: Sequence[int], counts: Sequence[int]) -> ColumnCounts:
+    """The columns ``groups`` compute for requests of ``widths`` with ``counts`` lines each."""
+    members = [(g.width, i) for g in groups for i in g.members]
+    return ColumnCounts(sum(widths[i] * counts[i] for _, i in members), sum(w * counts[i] for w, i in members))
+
+
 def padding_waste(groups: Sequence[Group], widths: Sequence[int], counts: Sequence[int]) -> float:
     """Fraction of the computed columns that are padding (0 when every group has one width)."""
-    computed = sum(g.width * counts[i] for g in groups for i in g.members)
-    real = sum(widths[i] * counts[i] for g in groups for i in g.members)
-    return 1 - real / computed if computed else 0.0
+    return column_counts(groups, widths, counts).padding_waste
 
 
 def pad_to_width(lines: torch.Tensor, width: int) -> torch.Tensor:

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from .model import INPUT_HEIGHT, MIN_WIDTH, STRModel, output_length
-from .packing import plan_groups, stack_padded
+from .packing import ColumnCounts, column_counts, plan_groups, stack_padded
 from .preprocess import normalize
 from .text import Reading, greedy_decode
 
@@ -69,18 +69,6 @@ def as_tensor(lines: np.ndarray | torch.Tensor) -> torch.Tensor:
 Result = torch.Tensor | Exception
 
 
-@dataclass
-class ColumnCounts:
-    """Input columns run through the network so far: the lines' own, and all (padding included)."""
-
-    real: int = 0
-    computed: int = 0
-
-    @property
-    def padding_waste(self) -> float:
-        return 1 - self.real / self.computed if self.computed else 0.0
-
-
 class Recognizer:
     """Runs a ``STRModel`` over a list of requests, each ``[N_i, 1, 32, W_i]``.
 
@@ -105,6 +93,7 @@ class Recognizer:
         self.max_padding = max_padding
         self.max_lines = max_lines
         self.columns = ColumnCounts()
+        """Columns computed so far, padding included (a served model exports them as a metric)."""
 
     def __call__(self, requests: Sequence[np.ndarray | torch.Tensor]) -> list[Result]:
         """Logits ``[N_i, W_i // 4 + 1, 37]`` on ``self.device`` per request, or the exception for that request."""
@@ -123,8 +112,7 @@ class Recognizer:
         widths = [t.shape[3] for t in tensors]
         counts = [t.shape[0] for t in tensors]
         groups = plan_groups(widths, counts, self.max_padding, self.max_lines)
-        self.columns.real += sum(w * n for w, n in zip(widths, counts))
-        self.columns.computed += sum(g.width * counts[k] for g in groups for k in g.members)
+        self.columns += column_counts(groups, widths, counts)
         for group in groups:
             members = [tensors[k] for k in group.members]
             for k, result in zip(group.members, self._run_group(members, group.width)):

@@ -8,6 +8,7 @@ import time
 import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
+from tritonclient.utils import np_to_triton_dtype
 
 from str_ocr import INPUT_NAME, OUTPUT_NAME
 
@@ -20,13 +21,9 @@ def tutorial_input(batch: int = 2, width: int = 100, seed: int = 0, dtype=np.flo
 
 
 def infer_input(array: np.ndarray, module=grpcclient, datatype: str | None = None):
-    tensor = module.InferInput(INPUT_NAME, list(array.shape), datatype or np_to_triton(array.dtype))
+    tensor = module.InferInput(INPUT_NAME, list(array.shape), datatype or np_to_triton_dtype(array.dtype))
     tensor.set_data_from_numpy(array)
     return tensor
-
-
-def np_to_triton(dtype) -> str:
-    return {np.dtype(np.float32): "FP32", np.dtype(np.float64): "FP64", np.dtype(np.float16): "FP16"}[np.dtype(dtype)]
 
 
 def infer(client: grpcclient.InferenceServerClient, array: np.ndarray, model: str = MODEL) -> np.ndarray:

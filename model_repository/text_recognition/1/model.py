@@ -4,7 +4,6 @@ All settings come from the model config's ``parameters`` (see ``str_ocr.serving`
 ragged batches is exported as the counter ``str_ocr_columns_total{kind="real"|"padding"}``.
 """
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -58,7 +57,7 @@ class TritonPythonModel:
             where = sorted({"cpu" if isinstance(x, np.ndarray) else str(x.device) for x in inputs})
             pb_utils.Logger.log_info(f"first batch: inputs on {', '.join(where)}, running on {self.recognizer.device}")
             self.first_batch_logged = True
-        before = dataclasses.replace(self.recognizer.columns)
+        before = self.recognizer.columns
         responses = [_response(result) for result in self.recognizer(inputs)]
         real = self.recognizer.columns.real - before.real
         self.columns_metric["real"].increment(real)
