@@ -72,3 +72,28 @@ async def _concurrent(url: str, arrays: list[np.ndarray], concurrency: int, mode
 def send_concurrently(url: str, arrays: list[np.ndarray], concurrency: int = 16, model: str = MODEL) -> list[object]:
     return asyncio.run(_concurrent(url, arrays, concurrency, model))
 
+
+
+def busy_instance_blocker(batch: int = 16, width: int = 2048) -> np.ndarray:
+    """A full batch of the widest lines: it always runs alone, and keeps an instance busy for a while."""
+    return np.zeros((batch, 1, 32, width), np.float32)
+
+
+async def _behind(url: str, blocker: np.ndarray, arrays: list[np.ndarray], head_start: float, model: str):
+    first = asyncio.create_task(_concurrent(url, [blocker], 1, model))
+    await asyncio.sleep(head_start)
+    rest = await _concurrent(url, arrays, len(arrays), model)
+    return (await first)[0], rest
+
+
+def send_behind_a_busy_instance(
+    url: str, arrays: list[np.ndarray], blocker: np.ndarray, head_start: float = 0.01, model: str = MODEL
+) -> tuple[object, list[object]]:
+    """Send ``blocker``, then, while the instance works on it, all of ``arrays`` at once.
+
+    The dynamic batcher only forms batches out of requests that wait in its queue. With a fast
+    model and a client sharing the machine's cores, requests sent at a modest concurrency may each
+    find the instance idle and run alone; queueing them behind one slow request makes the batches
+    the test is about, however fast or slow the machine. Returns (blocker's result, results).
+    """
+    return asyncio.run(_behind(url, blocker, arrays, head_start, model))

@@ -68,6 +68,7 @@ def test_concurrent_requests_are_batched_in_every_step(server):
     for model, (inferences, executions) in after.items():
         assert inferences == len(items)
         assert executions < len(items) * 0.75, f"{model}: {executions} executions for {inferences} images"
+        print(f"{model}: {executions} executions for {inferences} images")
 
 
 def _counts(client, model):
