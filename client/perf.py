@@ -6,7 +6,9 @@
 Same flags and meanings as perf_analyzer (gRPC only), same stabilisation (measurement windows repeated until
 the last three agree within ``--stability-percentage`` on throughput and latency) and the same summary
 lines, plus the server-side breakdown from Triton's statistics API and the images per execution. The load
-can come from several processes (``--processes``) so that the client is not the bottleneck.
+can come from several processes (``--processes``) so that the client is not the bottleneck; it reports the
+cores the load generator kept busy, and those of the server's processes where it is told their ids (on a
+machine that runs both, the load generator's share is taken from the server).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncio
 import csv
 import json
 import multiprocessing as mp
+import os
 import queue
 import sys
 import time
@@ -239,6 +242,7 @@ class LevelResult:
     latency_us: dict[str, float]  # avg, p50, p90, p95, p99 (client side, per request)
     stable: bool
     server: dict[str, ServerStats] = field(default_factory=dict)
+    cores: dict[str, float] = field(default_factory=dict)  # CPU seconds per second, per group of processes
 
     def latency(self, percentile: int | None) -> float:
         return self.latency_us[f"p{percentile}" if percentile else "avg"]
@@ -283,6 +287,7 @@ class Settings:
     input_data: str = "random"
     processes: int = 1
     verbose: bool = True
+    watch: dict[str, list[int]] = field(default_factory=dict)  # more processes whose CPU time to report, by name
 
     @property
     def levels(self) -> list[int]:
@@ -306,16 +311,20 @@ def measure_level(settings: Settings, requests: list[dict[str, np.ndarray]], con
     interval = settings.measurement_interval_ms / 1e3
     windows: list[LevelResult] = []
     snapshots = []
+    cpu: list[dict[str, float]] = []
+    watched = {LOAD_GENERATOR: [os.getpid(), *(w.pid for w in workers)], **settings.watch}
     received: list[tuple[float, float, bool]] = []
     try:
         with grpcclient.InferenceServerClient(settings.url) as client:
             _wait_for_first(records, received, workers)
             boundary = time.monotonic()
             snapshots.append(_stats_snapshot(client))
+            cpu.append(cpu_snapshot(watched))
             while len(windows) < settings.max_trials:
                 end = boundary + interval
                 _collect_until(records, received, end)
                 snapshots.append(_stats_snapshot(client))
+                cpu.append(cpu_snapshot(watched))
                 in_window = [r for r in received if boundary <= r[0] < end]
                 received = [r for r in received if r[0] >= end]
                 windows.append(_window_result(in_window, interval, settings.batch_size, concurrency))
@@ -337,6 +346,7 @@ def measure_level(settings: Settings, requests: list[dict[str, np.ndarray]], con
     result = _merge(last)
     result.stable = _is_stable(windows, settings.percentile, settings.stability_percentage / 100)
     result.server = _stats_difference(snapshots[-1], snapshots[-1 - len(last)])
+    result.cores = cores_busy(cpu[-1 - len(last)], cpu[-1], len(last) * interval)
     return result
 
 
@@ -362,6 +372,31 @@ def _collect_until(records: mp.Queue, received: list, end: float) -> None:
     time.sleep(0.06)
     while not records.empty():
         received.extend(records.get_nowait())
+
+
+LOAD_GENERATOR = "load generator"
+
+
+def cpu_seconds(pids: Sequence[int]) -> float | None:
+    """User and system CPU time so far of the processes ``pids`` (Linux; None elsewhere)."""
+    total = 0
+    try:
+        for pid in pids:
+            # The fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_snapshot(groups: dict[str, list[int]]) -> dict[str, float]:
+    return {name: seconds for name, pids in groups.items() if (seconds := cpu_seconds(pids)) is not None}
+
+
+def cores_busy(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
+    """Cores each group kept busy between two snapshots ``seconds`` apart."""
+    return {name: (after[name] - before[name]) / seconds for name in after if name in before}
 
 
 def prometheus_counter(metrics_url: str, name: str, **labels: str) -> float:
@@ -396,6 +431,9 @@ def print_level(result: LevelResult, settings: Settings) -> None:
         print(f"    Avg request latency: {s.request_us:.0f} usec (overhead {overhead:.0f} usec + queue {s.queue_us:.0f} usec"
               f" + compute input {s.compute_input_us:.0f} usec + compute infer {s.compute_infer_us:.0f} usec"
               f" + compute output {s.compute_output_us:.0f} usec)")
+    if result.cores:
+        busy = ", ".join(f"{name} {cores:.2f}" for name, cores in result.cores.items())
+        print(f"  CPU: {busy} cores busy, of {len(os.sched_getaffinity(0))} here")
     if not result.stable:
         print(f"  Warning: not stable within {settings.stability_percentage:.0f}% after {settings.max_trials} windows")
     print(flush=True)

@@ -229,6 +229,11 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
+def _children(pid: int) -> list[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(child) for child in found]
+
+
 class ServerProcess:
     """This launcher in a child process, on free ports: for tests, the demo and benchmarks.
 
@@ -294,10 +299,13 @@ class ServerProcess:
         self.stop()
         raise RuntimeError(f"the server was not ready after {self.startup_timeout:.0f} s:\n{self.log_tail()}")
 
+    def triton_pids(self) -> list[int]:
+        """The ``tritonserver`` process this launcher runs (none before it starts)."""
+        return _children(self.process.pid) if self.process else []
+
     def stub_pids(self, model: str) -> list[int]:
         """The Python backend stub processes of ``model``'s instances in this server."""
-        children = lambda pid: subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()  # noqa: E731
-        stubs = [int(s) for server in children(self.process.pid) for s in children(server)] if self.process else []
+        stubs = [stub for server in self.triton_pids() for stub in _children(server)]
         marker = f"triton_python_backend_stub {self.repository / model}/"
         return [pid for pid in stubs if marker in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()]
 

@@ -32,13 +32,15 @@ from tqdm import tqdm
 from tritonclient.grpc import model_config_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from client.perf import LevelResult, Settings, parse_concurrency_range, prometheus_counter, run, summary_lines  # noqa: E402
+from client.perf import LOAD_GENERATOR, LevelResult, Settings, parse_concurrency_range, prometheus_counter, run, summary_lines  # noqa: E402
 from scripts.serve import DEFAULT_REPOSITORY, ServerProcess, read_model_config  # noqa: E402
 from str_ocr import load_model  # noqa: E402
 from str_ocr.benchmark import images_per_second  # noqa: E402
 from str_ocr.serving import ServingSettings  # noqa: E402
 
 MODEL = "text_recognition"
+TRITONSERVER, INSTANCES = "tritonserver", "model instances"
+CPU_GROUPS = [LOAD_GENERATOR, TRITONSERVER, INSTANCES]  # where the CPU time goes while the server is measured
 TUTORIAL_VARIANTS = ["no_batching", "dynamic_batching", "dynamic_batching_2_instances", "queue_delay_100us"]
 RECOMMENDED = "recommended"
 P95_BUDGETS_MS = [10, 25, 50, 100, 250]
@@ -131,6 +133,7 @@ def model_alone(config: model_config_pb2.ModelConfig, batches: list[int], second
 def measure(repository: Path, name: str, settings: Settings, log_dir: Path) -> list[LevelResult]:
     with ServerProcess(config_name=name, models=[MODEL], repository=repository, log_path=log_dir / f"{name}.log") as server:
         settings.url = server.grpc_url
+        settings.watch = {TRITONSERVER: server.triton_pids(), INSTANCES: server.stub_pids(MODEL)}
         return run(settings)
 
 
@@ -184,6 +187,7 @@ def markdown(machine: dict, alone: list[dict], results: dict[str, list[LevelResu
         stats = r.server.get(MODEL)
         lines.append(f"| {name} | {r.throughput:,.0f} | {r.latency(95):,.0f} | {stats.images_per_execution if stats else 0:.2f} | "
                      f"{r.throughput / at8['NCHW']:.2f} | {r.throughput / best['images_per_second']:.2f} |")
+    lines += cores_table(machine, results, top)
     lines += ["", "## The model alone, in-process (images/s)", "", "| batch | NCHW | NHWC |", "| ---: | ---: | ---: |"]
     for batch in sorted({r["batch_size"] for r in alone}):
         row = {r["layout"]: r["images_per_second"] for r in alone if r["batch_size"] == batch}
@@ -205,6 +209,26 @@ def markdown(machine: dict, alone: list[dict], results: dict[str, list[LevelResu
             lines.append(f"| {p['p95_budget_ms']} ms | none measured within it | | | |")
     lines += ["", "![throughput and p95 latency against concurrency](sweep.png)", ""]
     return "\n".join(lines)
+
+
+
+
+def cores_table(machine: dict, results: dict[str, list[LevelResult]], top: int) -> list[str]:
+    """Where the machine's cores went at the top concurrency: the load generator runs here too."""
+    rows = {name: max(levels, key=lambda level: level.concurrency) for name, levels in results.items()}
+    if not any(r.cores for r in rows.values()):
+        return []
+    lines = ["", f"### Where the {machine['cores']} cores went, at concurrency {top}", "",
+             "The load generator shares the machine with the server; what it and `tritonserver` keep busy is not "
+             "left for the model instances.", "",
+             "| configuration | " + " | ".join(CPU_GROUPS) + " | idle or other work | images/s per instance core |",
+             "| --- |" + " ---: |" * (len(CPU_GROUPS) + 2)]
+    for name, r in rows.items():
+        busy = [r.cores.get(group, 0.0) for group in CPU_GROUPS]
+        per_core = r.throughput / busy[-1] if busy[-1] else 0.0
+        lines.append(f"| {name} | " + " | ".join(f"{b:.2f}" for b in busy) +
+                     f" | {max(0.0, machine['cores'] - sum(busy)):.2f} | {per_core:,.0f} |")
+    return lines
 
 
 def plot(path: Path, results: dict[str, list[LevelResult]], alone: list[dict], title: str) -> None:
@@ -255,13 +279,15 @@ def write_results(out: Path, machine: dict, alone, results, mix, picks) -> None:
     with (out / "sweep.csv").open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["variant", "concurrency", "throughput_infer_per_s", "p50_us", "p95_us", "p99_us",
-                         "images_per_execution", "queue_us", "compute_infer_us", "stable"])
+                         "images_per_execution", "queue_us", "compute_infer_us", "stable",
+                         *(f"cores_{g.replace(' ', '_')}" for g in CPU_GROUPS)])
         for name, levels in results.items():
             for r in levels:
                 s = r.server.get(MODEL)
                 writer.writerow([name, r.concurrency, f"{r.throughput:.1f}", round(r.latency_us["p50"]), round(r.latency(95)),
                                  round(r.latency_us["p99"]), f"{s.images_per_execution:.2f}" if s else "",
-                                 round(s.queue_us) if s else "", round(s.compute_infer_us) if s else "", r.stable])
+                                 round(s.queue_us) if s else "", round(s.compute_infer_us) if s else "", r.stable,
+                                 *(f"{r.cores[g]:.2f}" if g in r.cores else "" for g in CPU_GROUPS)])
     (out / "README.md").write_text(markdown(machine, alone, results, mix, picks))
     plot(out / "sweep.png", results, alone, f"text_recognition on {machine['description']}")
 
@@ -279,7 +305,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-width-mix", action="store_true", help="skip the mixed-width measurement")
     parser.add_argument("--processes", type=int, default=1, help="load processes (more on many-core machines)")
     parser.add_argument("--out", type=Path, help="results folder (default bench/<machine>)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if "8" not in args.alone_batches.split(","):
+        parser.error("--alone-batches must include 8: the served throughput is compared with the model alone at batch 8")
+    return args
 
 
 def main(argv=None) -> dict:

@@ -32,6 +32,7 @@ def test_perf_speaks_perf_analyzer(serve, tmp_path):
     assert re.search(r"Avg request latency: \d+ usec \(overhead \d+ usec \+ queue \d+ usec \+ compute input \d+ usec"
                      r" \+ compute infer \d+ usec \+ compute output \d+ usec\)", result.stdout)
     assert re.search(r"Images per execution: [\d.]+", result.stdout)
+    assert re.search(r"CPU: load generator \d+\.\d\d cores busy, of \d+ here", result.stdout)
     rows = list(csv.DictReader(report.open()))
     assert [r["Concurrency"] for r in rows] == ["2", "4"] and float(rows[1]["Inferences/Second"]) > 0
 
@@ -61,3 +62,8 @@ def test_a_small_sweep_writes_its_table_plot_and_choice(tmp_path):
     assert [p["p95_budget_ms"] for p in results["recommendations"]] == sweep.P95_BUDGETS_MS
     assert {p["variant"] for p in results["recommendations"]} <= {"dynamic_batching", None}
     assert (out / "sweep.png").stat().st_size > 10_000
+    # The sweep knows the server's processes: the model instances did the work, and it says so.
+    cores = results["served"]["dynamic_batching"][-1]["cores"]
+    assert set(cores) == set(sweep.CPU_GROUPS)
+    assert cores[sweep.INSTANCES] > max(0.05, cores[sweep.TRITONSERVER]) and cores[sweep.TRITONSERVER] >= 0
+    assert "cores went, at concurrency 8" in table
