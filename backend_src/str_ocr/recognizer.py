@@ -117,6 +117,11 @@ class Recognizer:
             members = [tensors[k] for k in group.members]
             for k, result in zip(group.members, self._run_group(members, group.width)):
                 results[valid[k]] = result
+        if self.device.type == "cuda":
+            # CUDA kernels run asynchronously, and whoever takes the logits next (Triton, through a
+            # DLPack capsule that carries no stream) may read them from another process without
+            # waiting on this one's stream: hand them over finished.
+            torch.cuda.synchronize(self.device)
         return results  # type: ignore[return-value]
 
     def read(self, lines: Sequence[np.ndarray]) -> list[Reading]:
