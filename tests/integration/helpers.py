@@ -13,6 +13,7 @@ from tritonclient.utils import np_to_triton_dtype
 from str_ocr import INPUT_NAME, OUTPUT_NAME
 
 MODEL = "text_recognition"
+CLIENT_TIMEOUT = 120  # seconds: a request the server never answers fails its test instead of hanging it
 
 
 def tutorial_input(batch: int = 2, width: int = 100, seed: int = 0, dtype=np.float32) -> np.ndarray:
@@ -27,7 +28,7 @@ def infer_input(array: np.ndarray, module=grpcclient, datatype: str | None = Non
 
 
 def infer(client: grpcclient.InferenceServerClient, array: np.ndarray, model: str = MODEL) -> np.ndarray:
-    return client.infer(model, [infer_input(array)]).as_numpy(OUTPUT_NAME)
+    return client.infer(model, [infer_input(array)], client_timeout=CLIENT_TIMEOUT).as_numpy(OUTPUT_NAME)
 
 
 def batch_stats(client: grpcclient.InferenceServerClient, model: str = MODEL) -> tuple[int, int]:
@@ -61,7 +62,7 @@ async def _concurrent(url: str, arrays: list[np.ndarray], concurrency: int, mode
         async def one(array: np.ndarray) -> object:
             async with limit:
                 try:
-                    result = await client.infer(model, [infer_input(array, grpcaio)])
+                    result = await client.infer(model, [infer_input(array, grpcaio)], client_timeout=CLIENT_TIMEOUT)
                     return result.as_numpy(OUTPUT_NAME)
                 except Exception as error:  # noqa: BLE001 - the caller inspects it
                     return error
@@ -87,7 +88,7 @@ async def _behind(url: str, blocker: np.ndarray, arrays: list[np.ndarray], head_
 
 
 def send_behind_a_busy_instance(
-    url: str, arrays: list[np.ndarray], blocker: np.ndarray, head_start: float = 0.01, model: str = MODEL
+    url: str, arrays: list[np.ndarray], blocker: np.ndarray, head_start: float = 0.05, model: str = MODEL
 ) -> tuple[object, list[object]]:
     """Send ``blocker``, then, while the instance works on it, all of ``arrays`` at once.
 
