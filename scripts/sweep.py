@@ -107,6 +107,8 @@ def selected_variants(which: str) -> dict[str, model_config_pb2.ModelConfig]:
     if which not in ("all", "tutorial", "candidates"):
         names = which.split(",")
         everything = variants | candidates(variants[RECOMMENDED])
+        if unknown := [n for n in names if n not in everything]:
+            raise SystemExit(f"sweep: no configuration named {', '.join(unknown)}; known: {', '.join(everything)}")
         variants = {n: everything[n] for n in names}
     return variants
 
