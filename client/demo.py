@@ -95,6 +95,14 @@ async def wait_until_ready(client, model: str, timeout: float) -> int:
     return EXIT_UNREACHABLE
 
 
+def image_input(data: bytes, module):
+    """The ``IMAGE`` input of one encoded file, a ``[1, bytes]`` UINT8 row; ``module``: tritonclient.grpc(.aio)."""
+    array = np.frombuffer(data, dtype=np.uint8)[np.newaxis]
+    tensor = module.InferInput("IMAGE", list(array.shape), "UINT8")
+    tensor.set_data_from_numpy(array)
+    return tensor
+
+
 async def read_all(url: str, model: str, items: Sequence[Item], concurrency: int, timeout: float,
                    quiet: bool) -> tuple[list[Answer], float] | int:
     """Every item's answer and the seconds they took, or the exit status when the server is not there."""
@@ -109,9 +117,7 @@ async def read_all(url: str, model: str, items: Sequence[Item], concurrency: int
         bar = tqdm(total=len(items), desc="reading", unit="img", disable=quiet or not sys.stderr.isatty(), leave=False)
 
         async def one(item: Item) -> Answer:
-            data = np.frombuffer(item.data, dtype=np.uint8)[np.newaxis]
-            image = grpcaio.InferInput("IMAGE", list(data.shape), "UINT8")
-            image.set_data_from_numpy(data)
+            image = image_input(item.data, grpcaio)
             async with limit:
                 start = time.perf_counter()
                 try:

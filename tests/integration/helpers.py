@@ -54,25 +54,35 @@ def stats_after(
         time.sleep(0.05)
 
 
-async def _concurrent(url: str, arrays: list[np.ndarray], concurrency: int, model: str) -> list[object]:
-    """Send ``arrays`` with at most ``concurrency`` in flight; each result is logits or the exception."""
+async def _timed(url: str, arrays: list[np.ndarray], concurrency: int, model: str) -> list[tuple[float, float, object]]:
+    """Send ``arrays`` with at most ``concurrency`` in flight: (start, seconds, logits or the exception) each."""
     limit = asyncio.Semaphore(concurrency)
     async with grpcaio.InferenceServerClient(url) as client:
 
-        async def one(array: np.ndarray) -> object:
+        async def one(array: np.ndarray) -> tuple[float, float, object]:
             async with limit:
+                start = time.monotonic()
                 try:
                     result = await client.infer(model, [infer_input(array, grpcaio)], client_timeout=CLIENT_TIMEOUT)
-                    return result.as_numpy(OUTPUT_NAME)
+                    outcome = result.as_numpy(OUTPUT_NAME)
                 except Exception as error:  # noqa: BLE001 - the caller inspects it
-                    return error
+                    outcome = error
+                return start, time.monotonic() - start, outcome
 
         return await asyncio.gather(*(one(a) for a in arrays))
 
 
+async def _concurrent(url: str, arrays: list[np.ndarray], concurrency: int, model: str) -> list[object]:
+    return [outcome for _, _, outcome in await _timed(url, arrays, concurrency, model)]
+
+
+def send_timed(url: str, arrays: list[np.ndarray], concurrency: int, model: str = MODEL) -> list[tuple[float, float, object]]:
+    """(start, seconds, logits or exception) per request, ``concurrency`` in flight."""
+    return asyncio.run(_timed(url, arrays, concurrency, model))
+
+
 def send_concurrently(url: str, arrays: list[np.ndarray], concurrency: int = 16, model: str = MODEL) -> list[object]:
     return asyncio.run(_concurrent(url, arrays, concurrency, model))
-
 
 
 def busy_instance_blocker(batch: int = 16, width: int = 2048) -> np.ndarray:

@@ -13,9 +13,9 @@ import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 from PIL import Image
 
-from client.demo import generated_images
+from client.demo import generated_images, image_input
 
-from .helpers import stats_after
+from .helpers import CLIENT_TIMEOUT, batch_stats, stats_after
 
 pytestmark = pytest.mark.integration
 STEPS = ["ocr_preprocess", "text_recognition", "ocr_postprocess"]
@@ -31,12 +31,10 @@ async def _read(url: str, blobs: list[bytes], concurrency: int = 16) -> list[obj
     async with grpcaio.InferenceServerClient(url) as client:
 
         async def one(blob: bytes):
-            data = np.frombuffer(blob, np.uint8)[np.newaxis] if blob else np.zeros((1, 0), np.uint8)
-            image = grpcaio.InferInput("IMAGE", list(data.shape), "UINT8")
-            image.set_data_from_numpy(data)
+            image = image_input(blob, grpcaio)
             async with limit:
                 try:
-                    result = await client.infer("ocr", [image])
+                    result = await client.infer("ocr", [image], client_timeout=CLIENT_TIMEOUT)
                     return result.as_numpy("TEXT")[0, 0].decode(), float(result.as_numpy("CONFIDENCE")[0, 0])
                 except Exception as error:  # noqa: BLE001 - the test inspects it
                     return error
@@ -61,7 +59,7 @@ def test_the_ensemble_reads_generated_lines(server, fmt):
 def test_concurrent_requests_are_batched_in_every_step(server):
     items = generated_images(96, seed=78, image_format="png")
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        before = {m: _counts(client, m) for m in STEPS}
+        before = {m: batch_stats(client, m) for m in STEPS}
         answers = read(server.grpc_url, [i.data for i in items], concurrency=32)
         after = {m: stats_after(client, before[m], len(items), model=m) for m in STEPS}
     assert all(isinstance(a, tuple) for a in answers)
@@ -69,11 +67,6 @@ def test_concurrent_requests_are_batched_in_every_step(server):
         assert inferences == len(items)
         assert executions < len(items) * 0.75, f"{model}: {executions} executions for {inferences} images"
         print(f"{model}: {executions} executions for {inferences} images")
-
-
-def _counts(client, model):
-    stats = client.get_inference_statistics(model, as_json=True)["model_stats"][0]
-    return int(stats.get("inference_count", 0)), int(stats.get("execution_count", 0))
 
 
 def _png(array: np.ndarray) -> bytes:

@@ -13,13 +13,12 @@ import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 from tritonclient.utils import InferenceServerException
 
-from client.demo import generated_images
+from client.demo import generated_images, image_input
 from client.perf import prometheus_counter
 from scripts.triton_admin import ADMIN_HEADER, GRPC_ADMIN_HEADER, TritonHTTP
-from str_ocr import OUTPUT_NAME
 
 from .conftest import start_server
-from .helpers import CLIENT_TIMEOUT, MODEL, infer, infer_input, tutorial_input
+from .helpers import MODEL, infer, infer_input, send_timed, tutorial_input
 
 pytestmark = pytest.mark.integration
 KEY = "a-key-for-these-tests"
@@ -28,24 +27,6 @@ KEY = "a-key-for-these-tests"
 def http_of(server, key: str | None = None) -> TritonHTTP:
     host, port = server.http_url.rsplit(":", 1)
     return TritonHTTP(int(port), key, host=host)
-
-
-async def timed_requests(url: str, arrays: list[np.ndarray], concurrency: int, model: str = MODEL,
-                         stop_after: threading.Event | None = None) -> list[tuple[float, float, object]]:
-    """(start, seconds, logits or exception) per request, ``concurrency`` in flight."""
-    limit = asyncio.Semaphore(concurrency)
-    async with grpcaio.InferenceServerClient(url) as client:
-
-        async def one(array):
-            async with limit:
-                start = time.monotonic()
-                try:
-                    result = (await client.infer(model, [infer_input(array, grpcaio)], client_timeout=CLIENT_TIMEOUT)).as_numpy(OUTPUT_NAME)
-                except Exception as error:  # noqa: BLE001 - the test sorts them
-                    result = error
-                return start, time.monotonic() - start, result
-
-        return await asyncio.gather(*(one(a) for a in arrays))
 
 
 # --- The administrative APIs ------------------------------------------------------------------
@@ -76,7 +57,7 @@ def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
     server = serve(None)  # the recommended config: at most 128 queued requests, 2 s in the queue
     requests = [tutorial_input(2, seed=i) for i in range(1200)]
     start = time.monotonic()
-    results = asyncio.run(timed_requests(server.grpc_url, requests, concurrency=600))
+    results = send_timed(server.grpc_url, requests, concurrency=600)
     elapsed = time.monotonic() - start
     answered = [s for _, s, r in results if isinstance(r, np.ndarray)]
     refused = [(s, r) for _, s, r in results if isinstance(r, Exception)]
@@ -161,7 +142,7 @@ def test_sigterm_answers_every_accepted_request_and_exits_zero(server_kind):
 
     killer = threading.Thread(target=terminate_soon)
     killer.start()
-    outcomes = asyncio.run(timed_requests(server.grpc_url, requests, concurrency=32))
+    outcomes = send_timed(server.grpc_url, requests, concurrency=32)
     killer.join(90)
     signalled = result["signalled"]
     before = [r for start, _, r in outcomes if start < signalled - 0.25]  # surely reached the server before SIGTERM
@@ -191,10 +172,7 @@ def test_oversized_and_malformed_requests_are_refused_before_any_work(serve):
         assert columns() == before  # refused before the network ran
 
         def image_request(data: bytes):
-            array = np.frombuffer(data, np.uint8)[np.newaxis]
-            tensor = grpcclient.InferInput("IMAGE", list(array.shape), "UINT8")
-            tensor.set_data_from_numpy(array)
-            return [tensor]
+            return [image_input(data, grpcclient)]
 
         with pytest.raises(InferenceServerException, match="bytes; the limit is 8,388,608"):
             client.infer("ocr", image_request(b"\x89PNG" + bytes(8 * 1024 * 1024)))
