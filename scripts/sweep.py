@@ -177,19 +177,19 @@ def markdown(machine: dict, alone: list[dict], results: dict[str, list[LevelResu
              picks: list[dict]) -> str:
     best = max(alone, key=lambda r: r["images_per_second"])
     at8 = {r["layout"]: r["images_per_second"] for r in alone if r["batch_size"] == 8}
-    top = max(r.concurrency for levels in results.values() for r in levels)
+    at_top = {name: max(levels, key=lambda level: level.concurrency) for name, levels in results.items()}
+    top = max(r.concurrency for r in at_top.values())
     lines = [f"# text_recognition on {machine['name']}", "",
              f"{machine['description']}; {machine['date']}. Measurement: `{machine['measurement']}`, "
              f"{machine['output_channels']}-channel recogniser.", "",
              f"## Served, at concurrency {top}", "",
              "| configuration | throughput (infer/s) | p95 latency (us) | images / execution | vs model alone at batch 8 (NCHW) | vs model alone at its best |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for name, levels in results.items():
-        r = max(levels, key=lambda level: level.concurrency)
+    for name, r in at_top.items():
         stats = r.server.get(MODEL)
         lines.append(f"| {name} | {r.throughput:,.0f} | {r.latency(95):,.0f} | {stats.images_per_execution if stats else 0:.2f} | "
                      f"{r.throughput / at8['NCHW']:.2f} | {r.throughput / best['images_per_second']:.2f} |")
-    lines += cores_table(machine, results, top)
+    lines += cores_table(machine, at_top, top)
     lines += ["", "## The model alone, in-process (images/s)", "", "| batch | NCHW | NHWC |", "| ---: | ---: | ---: |"]
     for batch in sorted({r["batch_size"] for r in alone}):
         row = {r["layout"]: r["images_per_second"] for r in alone if r["batch_size"] == batch}
@@ -215,9 +215,8 @@ def markdown(machine: dict, alone: list[dict], results: dict[str, list[LevelResu
 
 
 
-def cores_table(machine: dict, results: dict[str, list[LevelResult]], top: int) -> list[str]:
-    """Where the machine's cores went at the top concurrency: the load generator runs here too."""
-    rows = {name: max(levels, key=lambda level: level.concurrency) for name, levels in results.items()}
+def cores_table(machine: dict, rows: dict[str, LevelResult], top: int) -> list[str]:
+    """Where the machine's cores went at the top concurrency (``rows``: each variant's level there)."""
     if not any(r.cores for r in rows.values()):
         return []
     lines = ["", f"### Where the {machine['cores']} cores went, at concurrency {top}", "",

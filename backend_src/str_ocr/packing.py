@@ -64,10 +64,17 @@ class ColumnCounts:
     def __add__(self, other: ColumnCounts) -> ColumnCounts:
         return ColumnCounts(self.real + other.real, self.computed + other.computed)
 
+    def __sub__(self, other: ColumnCounts) -> ColumnCounts:
+        return ColumnCounts(self.real - other.real, self.computed - other.computed)
+
+    @property
+    def padding(self) -> int:
+        return self.computed - self.real
+
     @property
     def padding_waste(self) -> float:
         """Fraction of the computed columns that are padding (0 when every group has one width)."""
-        return 1 - self.real / self.computed if self.computed else 0.0
+        return self.padding / self.computed if self.computed else 0.0
 
 
 def column_counts(groups: Sequence[Group], widths: Sequence[int], counts: Sequence[int]) -> ColumnCounts:

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from str_ocr.packing import pad_to_width, padding_waste, plan_groups, stack_padded
+from str_ocr.packing import ColumnCounts, column_counts, pad_to_width, padding_waste, plan_groups, stack_padded
 
 
 def test_equal_widths_share_one_group_without_padding():
@@ -15,6 +15,14 @@ def test_very_different_widths_are_not_padded_together():
     groups = plan_groups(widths, counts, max_padding=0.25)
     assert sorted(sorted(g.members) for g in groups) == [[0, 2, 4], [1, 3]]
     assert padding_waste(groups, widths, counts) < 0.05
+
+
+def test_column_counts_add_up_and_give_the_padding_between_two_readings():
+    groups = plan_groups([40, 44], [2, 1], max_padding=0.25)
+    counts = column_counts(groups, [40, 44], [2, 1])
+    assert counts == ColumnCounts(real=124, computed=132) and counts.padding == 8
+    running = ColumnCounts(real=1000, computed=1100)
+    assert (running + counts) - running == counts
 
 
 @pytest.mark.parametrize("max_padding", [0.0, 0.1, 0.25, 1.0])

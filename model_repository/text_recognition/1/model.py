@@ -59,9 +59,9 @@ class TritonPythonModel:
             self.first_batch_logged = True
         before = self.recognizer.columns
         responses = [_response(result) for result in self.recognizer(inputs)]
-        real = self.recognizer.columns.real - before.real
-        self.columns_metric["real"].increment(real)
-        self.columns_metric["padding"].increment(self.recognizer.columns.computed - before.computed - real)
+        added = self.recognizer.columns - before
+        self.columns_metric["real"].increment(added.real)
+        self.columns_metric["padding"].increment(added.padding)
         return responses
 
     def finalize(self):
