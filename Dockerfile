@@ -12,14 +12,13 @@ FROM nvcr.io/nvidia/tritonserver:${TRITON_RELEASE}-py3
 # A CUDA build of torch for the container's CUDA 12.6 (the cu124 wheels run on its driver), then the
 # pinned packages the models and the launcher import.
 RUN python3 -m pip install --no-cache-dir torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124 \
- && python3 -m pip install --no-cache-dir numpy==1.26.4 pillow==12.3.0 "tritonclient[grpc]==2.73.0" protobuf==6.33.6
+ && python3 -m pip install --no-cache-dir numpy==1.26.4 pillow==12.3.0 tritonclient==2.51.0 grpcio==1.85.1 protobuf==6.33.6
 
 WORKDIR /opt/str_ocr
 COPY pyproject.toml README.md ./
 COPY backend_src backend_src
 RUN python3 -m pip install --no-cache-dir --no-deps . && rm -rf build backend_src/*.egg-info
 COPY model_repository model_repository
-COPY scripts/__init__.py scripts/serve.py scripts/triton_admin.py scripts/
 
 USER triton-server
 EXPOSE 8000 8001 8002
@@ -29,6 +28,6 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
 # The administrative APIs sit behind the header admin-key (gRPC: triton-grpc-protocol-admin-key): its value
 # is $TRITON_ADMIN_KEY, or one generated at start that only the launcher knows. The watchdog loads a model
 # again when its Python stub process dies. Add launcher options (e.g. --config-name NAME) after the image name.
-ENTRYPOINT ["python3", "/opt/str_ocr/scripts/serve.py", "--model-repository", "/opt/str_ocr/model_repository", \
+ENTRYPOINT ["python3", "-m", "str_ocr_server", "--model-repository", "/opt/str_ocr/model_repository", \
             "--restrict-admin", "--watchdog", "2", "--disable-auto-complete-config"]
 CMD []

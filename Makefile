@@ -7,29 +7,34 @@ CONFIG ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: setup demo test serve bench lock clean
+.PHONY: setup demo test serve bench perf lock clean
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh
+$(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_perf_analyzer.sh
 	bash scripts/setup_system.sh $(PYTHON)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
 		--config-settings editable_mode=compat -e .
+	bash scripts/setup_perf_analyzer.sh $(VENV)
 	touch $@
 
 demo: setup
-	$(PY) scripts/demo.py
+	$(PY) -m client.quickstart
 
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 serve: setup
-	$(PY) scripts/serve.py $(if $(CONFIG),--config-name $(CONFIG))
+	$(PY) -m str_ocr_server $(if $(CONFIG),--config-name $(CONFIG))
 
 bench: setup
 	$(PY) scripts/sweep.py $(BENCH_ARGS)
+
+# NVIDIA's perf_analyzer, e.g. make perf ARGS="-m text_recognition -b 2 --shape input.1:1,32,100 --concurrency-range 2:16:2"
+perf: setup
+	$(VENV)/bin/perf_analyzer $(ARGS)
 
 lock:
 	rm -rf /tmp/str-ocr-lock && $(PYTHON) -m venv /tmp/str-ocr-lock

@@ -11,22 +11,20 @@ most ``FIXED_MAX_CHARS``) and variable-width lines (height 32, aspect ratio kept
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import torch
 from tqdm import tqdm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from str_ocr import INPUT_NAME, OUTPUT_NAME, Reading, Recognizer, greedy_decode, load_model, normalize  # noqa: E402
-from str_ocr.benchmark import images_per_second  # noqa: E402
-from str_ocr.metrics import score  # noqa: E402
-from str_ocr.preprocess import TUTORIAL_WIDTH  # noqa: E402
-from str_ocr.synth import Sample, TextLineSynth  # noqa: E402
+from str_ocr import Reading, Recognizer, load_model
+from str_ocr.benchmark import images_per_second
+from str_ocr.metrics import score
+from str_ocr.preprocess import TUTORIAL_WIDTH
+from str_ocr.synth import Sample, TextLineSynth
+from str_ocr_client.sending import read_lines
+from str_ocr_server.repository import served_weights
 
 DEFAULT_SEED = 20_261_122
 LENGTH_BUCKETS = [(1, 5), (6, 10), (11, 15), (16, 20), (21, 25)]
@@ -38,31 +36,6 @@ def held_out(seed: int, count: int) -> dict[str, list[Sample]]:
         "fixed 32x100": [synth.sample(TUTORIAL_WIDTH) for _ in tqdm(range(count), desc="draw fixed", leave=False)],
         "variable width": [synth.sample() for _ in tqdm(range(count), desc="draw variable", leave=False)],
     }
-
-
-def read_served(url: str, model: str, lines: Sequence[np.ndarray], concurrency: int = 16) -> list[Reading]:
-    """Each line as its own request ``[1, 1, 32, W]`` to the served model, ``concurrency`` in flight."""
-    import tritonclient.grpc.aio as grpcaio  # noqa: PLC0415 - only this path needs the client
-
-    async def run() -> list[Reading]:
-        limit = asyncio.Semaphore(concurrency)
-        bar = tqdm(total=len(lines), desc="served", leave=False)
-        async with grpcaio.InferenceServerClient(url) as client:
-
-            async def one(line: np.ndarray) -> Reading:
-                array = normalize(line)[np.newaxis, np.newaxis]
-                request = grpcaio.InferInput(INPUT_NAME, list(array.shape), "FP32")
-                request.set_data_from_numpy(array)
-                async with limit:
-                    result = await client.infer(model, [request])
-                bar.update(1)
-                return greedy_decode(result.as_numpy(OUTPUT_NAME)[0])
-
-            readings = await asyncio.gather(*(one(line) for line in lines))
-        bar.close()
-        return list(readings)
-
-    return asyncio.run(run())
 
 
 def report(name: str, samples: list[Sample], readings: list[Reading], examples: int) -> dict:
@@ -83,17 +56,6 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
             "mistakes": [{"truth": t, "read": r} for t, r in mistakes[:examples]]}
 
 
-def default_weights() -> tuple[Path | None, int]:
-    """The checkpoint and width that model_repository/text_recognition/config.pbtxt serves."""
-    from scripts.serve import DEFAULT_REPOSITORY, read_model_config  # noqa: PLC0415
-    from str_ocr.serving import ServingSettings  # noqa: PLC0415
-
-    config = read_model_config(DEFAULT_REPOSITORY / "text_recognition")
-    parameters = {k: v.string_value for k, v in config.parameters.items()}
-    settings = ServingSettings.from_parameters(parameters, DEFAULT_REPOSITORY / "text_recognition" / "1")
-    return settings.checkpoint, settings.output_channels
-
-
 def main(argv: Sequence[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", type=Path, help="weights (default: what text_recognition's config.pbtxt serves)")
@@ -108,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     args = parser.parse_args(argv)
 
     if args.checkpoint is None:
-        args.checkpoint, args.output_channels = default_weights()
+        args.checkpoint, args.output_channels = served_weights()
     model = load_model(args.checkpoint, args.output_channels or 512)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     where = f"served by {args.url} ({args.model})" if args.url else f"in-process on {device}"
@@ -117,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     recognizer = Recognizer(model, device, max_lines=256)
     for name, samples in held_out(args.seed, args.count).items():
         images = [s.image for s in samples]
-        readings = read_served(args.url, args.model, images) if args.url else recognizer.read(images)
+        readings = read_lines(args.url, images, args.model) if args.url else recognizer.read(images)
         results["sets"][name] = report(name, samples, readings, args.examples)
     if args.speed:
         parameters = sum(p.numel() for p in model.parameters())

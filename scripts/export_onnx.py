@@ -25,9 +25,8 @@ import onnxruntime
 import torch
 from tqdm import tqdm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from str_ocr import INPUT_HEIGHT, INPUT_NAME, MIN_WIDTH, OUTPUT_NAME, load_model  # noqa: E402
-from str_ocr.preprocess import TUTORIAL_WIDTH  # noqa: E402
+from str_ocr import INPUT_HEIGHT, INPUT_NAME, MIN_WIDTH, OUTPUT_NAME, load_model
+from str_ocr.preprocess import TUTORIAL_WIDTH
 
 OPSET = 18
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "model_repository" / "text_recognition_onnx" / "1" / "model.onnx"
@@ -75,9 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=1e-3, help="largest ONNX Runtime - PyTorch difference allowed")
     args = parser.parse_args(argv)
     if args.checkpoint is None:
-        from scripts.evaluate import default_weights  # noqa: PLC0415
+        from str_ocr_server.repository import served_weights  # noqa: PLC0415
 
-        args.checkpoint, shipped_channels = default_weights()
+        args.checkpoint, shipped_channels = served_weights()
         args.output_channels = args.output_channels or shipped_channels
     model = load_model(args.checkpoint, args.output_channels or 512)
     widths = [TUTORIAL_WIDTH, 37, 260] if args.dynamic_width else [TUTORIAL_WIDTH]

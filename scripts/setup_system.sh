@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the project needs from the system, checked and installed (Debian packages) where missing:
 # - the local tritonserver's Python backend stub links the system's shared libpython of the
-#   virtualenv's Python version;
+#   virtualenv's Python version; NVIDIA's perf_analyzer links libb64;
 # - the synthetic text lines are drawn with TrueType fonts: DejaVu, Liberation and FreeFont.
 set -euo pipefail
 python=${1:-python3}
@@ -9,6 +9,7 @@ version=$("$python" -c 'import sys; print(f"{sys.version_info.major}.{sys.versio
 
 missing=()
 ldconfig -p | grep -q "libpython${version}.so.1.0" || missing+=("libpython${version}")
+ldconfig -p | grep -q "libb64.so.0d" || missing+=(libb64-0d)  # NVIDIA's perf_analyzer links it
 for font in dejavu/DejaVuSans.ttf liberation2/LiberationSans-Regular.ttf freefont/FreeSans.ttf; do
   [ -f "/usr/share/fonts/truetype/$font" ] && continue
   case $font in

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from .contract import PREPROCESS_PARAMETERS
 from .preprocess import line_input
 from .recognizer import InputError, LineLimits
 
@@ -23,8 +24,8 @@ WHITE = 255
 class ImageLimits:
     """The largest image accepted: bytes of the file, and pixels (width x height) it decodes to."""
 
-    max_bytes: int = 8 * 1024 * 1024
-    max_pixels: int = 4_000_000
+    max_bytes: int = PREPROCESS_PARAMETERS["max_bytes"]
+    max_pixels: int = PREPROCESS_PARAMETERS["max_pixels"]
 
 
 def open_image(data: bytes, limits: ImageLimits = ImageLimits()) -> Image.Image:

@@ -21,20 +21,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .text import NUM_CLASSES
-
-INPUT_HEIGHT = 32
-"""Height, in pixels, of every text line the recogniser reads."""
-
-MIN_WIDTH = 4
-"""The narrowest line the network takes: two 2x2 max-pools must each leave at least one column."""
+from .contract import INPUT_HEIGHT, MIN_WIDTH, NUM_CLASSES, output_length  # noqa: F401 - re-exported
 
 BLOCKS_PER_STAGE = (1, 2, 5, 3)
-
-
-def output_length(width: int) -> int:
-    """Number of CTC time steps for a line ``width`` pixels wide (100 -> 26)."""
-    return width // 4 + 1
 
 
 def _conv3x3(in_channels: int, out_channels: int) -> nn.Conv2d:

@@ -9,11 +9,9 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from .model import INPUT_HEIGHT, MIN_WIDTH
+from .contract import INPUT_HEIGHT, MIN_WIDTH, TUTORIAL_WIDTH  # noqa: F401 - TUTORIAL_WIDTH re-exported
 
 PIXEL_MAX = 255.0
-TUTORIAL_WIDTH = 100
-"""The tutorial's fixed input width: 32x100 lines, 26 CTC time steps."""
 
 
 def normalize(pixels: np.ndarray) -> np.ndarray:

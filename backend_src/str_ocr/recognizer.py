@@ -14,14 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .model import INPUT_HEIGHT, MIN_WIDTH, STRModel, output_length
+from .contract import INPUT_HEIGHT, INPUT_NAME, MAX_WIDTH, MIN_WIDTH, OUTPUT_NAME, output_length  # noqa: F401
+from .model import STRModel
 from .packing import ColumnCounts, column_counts, plan_groups, stack_padded
 from .preprocess import normalize
 from .text import Reading, greedy_decode
-
-INPUT_NAME = "input.1"
-OUTPUT_NAME = "308"
-
 
 class InputError(ValueError):
     """A request the recogniser cannot read; the message tells the caller what to change."""
@@ -32,7 +29,7 @@ class LineLimits:
     """The widths a served recogniser accepts (the height is always ``INPUT_HEIGHT``)."""
 
     min_width: int = MIN_WIDTH
-    max_width: int = 2048
+    max_width: int = MAX_WIDTH
 
     def __post_init__(self) -> None:
         if self.min_width < MIN_WIDTH:
@@ -69,6 +66,37 @@ def as_tensor(lines: np.ndarray | torch.Tensor) -> torch.Tensor:
 Result = torch.Tensor | Exception
 
 
+@dataclass(frozen=True)
+class ClampedLines:
+    """Lines that held values the network was never meant to see: NaN or infinite, or finite beyond [-1, 1]."""
+
+    nonfinite: int = 0
+    out_of_range: int = 0
+
+    def __add__(self, other: ClampedLines) -> ClampedLines:
+        return ClampedLines(self.nonfinite + other.nonfinite, self.out_of_range + other.out_of_range)
+
+    def __sub__(self, other: ClampedLines) -> ClampedLines:
+        return ClampedLines(self.nonfinite - other.nonfinite, self.out_of_range - other.out_of_range)
+
+
+def clamp_to_input_range(batch: torch.Tensor) -> ClampedLines:
+    """Put every value of ``batch`` ``[N, 1, 32, W]`` into the normalised range [-1, 1], in place.
+
+    A normalised line never leaves [-1, 1], but a client may send anything of the right type and
+    shape (perf_analyzer's default random data hold NaN and infinite bit patterns). Triton's own
+    backends serve such requests, so this one does too, with finite logits: NaN becomes 0 (mid-grey),
+    and everything beyond the range, infinities included, its nearest end. Returns the lines it changed.
+    """
+    outside = ~(batch.abs() <= 1)  # NaN compares false, so it is outside too
+    if not bool(outside.any()):
+        return ClampedLines()
+    per_line = outside.flatten(1).any(dim=1)
+    nonfinite = (~torch.isfinite(batch)).flatten(1).any(dim=1)
+    torch.nan_to_num_(batch, nan=0.0, posinf=1.0, neginf=-1.0).clamp_(-1.0, 1.0)
+    return ClampedLines(int(nonfinite.sum()), int((per_line & ~nonfinite).sum()))
+
+
 class Recognizer:
     """Runs a ``STRModel`` over a list of requests, each ``[N_i, 1, 32, W_i]``.
 
@@ -94,6 +122,8 @@ class Recognizer:
         self.max_lines = max_lines
         self.columns = ColumnCounts()
         """Columns computed so far, padding included (a served model exports them as a metric)."""
+        self.clamped = ClampedLines()
+        """Lines whose values had to be put back into [-1, 1] so far (exported as a metric too)."""
 
     def __call__(self, requests: Sequence[np.ndarray | torch.Tensor]) -> list[Result]:
         """Logits ``[N_i, W_i // 4 + 1, 37]`` on ``self.device`` per request, or the exception for that request."""
@@ -138,7 +168,7 @@ class Recognizer:
     def _run_group(self, requests: list[torch.Tensor], width: int) -> list[Result]:
         try:
             batch = stack_padded([r.to(self.device, non_blocking=True) for r in requests], width)
-            finite = torch.isfinite(batch).flatten(1).all(dim=1).tolist()
+            self.clamped += clamp_to_input_range(batch)
             widths = None
             if any(r.shape[3] != width for r in requests):
                 real = [r.shape[3] for r in requests for _ in range(r.shape[0])]
@@ -150,10 +180,6 @@ class Recognizer:
         start = 0
         for request in requests:
             stop = start + request.shape[0]
-            if all(finite[start:stop]):
-                results.append(logits[start:stop, : output_length(request.shape[3])])
-            else:
-                results.append(InputError(f"{INPUT_NAME} contains NaN or infinite values"))
+            results.append(logits[start:stop, : output_length(request.shape[3])])
             start = stop
         return results
-

@@ -2,14 +2,16 @@
 
 Settings come from the config's ``parameters`` so that one ``model.py`` serves every variant:
 
-| parameter         | meaning                                                   | default            |
-| ----------------- | --------------------------------------------------------- | ------------------ |
-| ``checkpoint``    | weights file, relative to the version folder              | none (random init) |
-| ``output_channels`` | width of the recogniser (512 for the published model)   | 512                |
-| ``min_width``, ``max_width`` | the line widths accepted, in pixels            | 4, 2048            |
-| ``max_padding``   | how much padding lines of different widths may share      | 0.25               |
-| ``cpu_threads``   | torch threads of a CPU instance; ``auto`` shares the cores | auto              |
-| ``channels_last`` | NHWC memory layout (faster convolutions on CPUs)          | false              |
+| parameter         | meaning                                                    |
+| ----------------- | ---------------------------------------------------------- |
+| ``checkpoint``    | weights file, relative to the version folder (none: random init) |
+| ``output_channels`` | width of the recogniser (512 for the published model)    |
+| ``min_width``, ``max_width`` | the line widths accepted, in pixels             |
+| ``max_padding``   | how much padding lines of different widths may share       |
+| ``cpu_threads``   | torch threads of a CPU instance; ``auto`` shares the cores |
+| ``channels_last`` | NHWC memory layout (faster convolutions on CPUs)           |
+
+Their defaults are ``str_ocr.contract.RECOGNIZER_PARAMETERS``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ import torch
 
 from .checkpoint import load_model
 from .images import ImageLimits
-from .model import INPUT_HEIGHT, MIN_WIDTH
+from .contract import INPUT_HEIGHT, RECOGNIZER_PARAMETERS
 from .recognizer import LineLimits, Recognizer
 from .runtime import configure_threads, instance_device, threads_per_cpu_instance
 
 T = TypeVar("T")
+DEFAULTS = RECOGNIZER_PARAMETERS
 _TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
 
 
@@ -70,29 +73,29 @@ class ServingSettings:
     """What a served recogniser is configured with; see the module docstring."""
 
     checkpoint: Path | None = None
-    output_channels: int = 512
+    output_channels: int = DEFAULTS["output_channels"]
     limits: LineLimits = LineLimits()
-    max_padding: float = 0.25
-    cpu_threads: int | None = None
-    channels_last: bool = False
+    max_padding: float = DEFAULTS["max_padding"]
+    cpu_threads: int | None = None  # DEFAULTS["cpu_threads"], "auto": the cores shared between the CPU instances
+    channels_last: bool = DEFAULTS["channels_last"]
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, str], version_dir: str | Path) -> ServingSettings:
         checkpoint = parameters.get("checkpoint", "").strip()
         return cls(
             checkpoint=Path(version_dir, checkpoint) if checkpoint else None,
-            output_channels=_parse(parameters, "output_channels", int, 512, "an integer such as 512"),
+            output_channels=_parse(parameters, "output_channels", int, cls.output_channels, "an integer such as 512"),
             limits=line_limits(parameters),
-            max_padding=_parse(parameters, "max_padding", float, 0.25, "a fraction such as 0.25"),
-            cpu_threads=_parse(parameters, "cpu_threads", _threads, None, "'auto' or a positive integer"),
-            channels_last=_parse(parameters, "channels_last", _boolean, False, "true or false"),
+            max_padding=_parse(parameters, "max_padding", float, cls.max_padding, "a fraction such as 0.25"),
+            cpu_threads=_parse(parameters, "cpu_threads", _threads, cls.cpu_threads, "'auto' or a positive integer"),
+            channels_last=_parse(parameters, "channels_last", _boolean, cls.channels_last, "true or false"),
         )
 
 
 def line_limits(parameters: Mapping[str, str]) -> LineLimits:
     """The line widths a model accepts (the recogniser) or resizes into (``ocr_preprocess``)."""
     return LineLimits(
-        min_width=_parse(parameters, "min_width", int, MIN_WIDTH, "a width in pixels"),
+        min_width=_parse(parameters, "min_width", int, LineLimits.min_width, "a width in pixels"),
         max_width=_parse(parameters, "max_width", int, LineLimits.max_width, "a width in pixels"),
     )
 

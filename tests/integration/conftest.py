@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import tritonclient.grpc as grpcclient
 
-from scripts.serve import ServerProcess
+from str_ocr.contract import VARIANTS
+from str_ocr_server.process import ServerProcess
 
 from .containers import ContainerServer, docker_unavailable
 
 LOGS = Path(__file__).parents[1] / ".logs"
-VARIANTS = ["no_batching", "dynamic_batching", "dynamic_batching_2_instances", "queue_delay_100us", "ragged_batching"]
 RECOMMENDED = "config.pbtxt"
 
 

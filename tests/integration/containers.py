@@ -7,14 +7,15 @@ so that the same tests run against the local launcher and against the image that
 from __future__ import annotations
 
 import functools
-import time
 from pathlib import Path
 
-from scripts.triton_admin import TritonHTTP
+from str_ocr.contract import DEFAULT_PORTS
+from str_ocr_client.http import TritonHTTP
+from str_ocr_client.readiness import wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IMAGE_TAG = "str-ocr-triton:test"
-PORTS = (8000, 8001, 8002)
+PORTS = tuple(DEFAULT_PORTS)
 
 
 def docker_unavailable() -> str | None:
@@ -62,25 +63,22 @@ class ContainerServer:
 
     @property
     def http_url(self) -> str:
-        return self._address(8000)
+        return self._address(DEFAULT_PORTS.http)
 
     @property
     def grpc_url(self) -> str:
-        return self._address(8001)
+        return self._address(DEFAULT_PORTS.grpc)
 
     @property
     def metrics_url(self) -> str:
-        return self._address(8002)
+        return self._address(DEFAULT_PORTS.metrics)
 
     def start(self) -> ContainerServer:
         self.container.start()
-        host, port = self.http_url.rsplit(":", 1)
-        http = TritonHTTP(int(port), host=host)
-        deadline = time.monotonic() + self.startup_timeout
-        while not http.ready():
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the container was not ready after {self.startup_timeout:.0f} s:\n{self.log_tail()}")
-            time.sleep(0.5)
+        try:
+            wait_for(TritonHTTP(self.http_url).ready, self.startup_timeout, "the container", interval=0.5)
+        except RuntimeError as error:
+            raise RuntimeError(f"{error}:\n{self.log_tail()}") from None
         return self
 
     def log_tail(self, lines: int = 40) -> str:

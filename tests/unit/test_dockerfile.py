@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+from str_ocr.contract import DEFAULT_PORTS
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 
@@ -21,11 +23,11 @@ def test_it_builds_on_a_pinned_tritonserver_release_that_has_model_config_name()
 
 def test_it_runs_locked_down_as_the_non_root_user():
     assert instructions("USER") == ["triton-server"]
-    assert instructions("EXPOSE") == ["8000 8001 8002"]
+    assert instructions("EXPOSE") == [" ".join(map(str, DEFAULT_PORTS))]
     (healthcheck,) = instructions("HEALTHCHECK")
     assert "/v2/health/ready" in healthcheck
     (entrypoint,) = instructions("ENTRYPOINT")
-    for option in ("scripts/serve.py", "--restrict-admin", "--watchdog", "--disable-auto-complete-config"):
+    for option in ("-m\", \"str_ocr_server", "--restrict-admin", "--watchdog", "--disable-auto-complete-config"):
         assert option in entrypoint
 
 

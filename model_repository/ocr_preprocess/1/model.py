@@ -8,14 +8,10 @@ import json
 
 import triton_python_backend_utils as pb_utils
 
-from str_ocr import InputError
+from str_ocr.contract import IMAGE, LINE
 from str_ocr.images import images_to_lines
 from str_ocr.serving import image_limits, line_limits, model_parameters
-
-
-def _error(error):
-    code = pb_utils.TritonError.INVALID_ARG if isinstance(error, InputError) else pb_utils.TritonError.INTERNAL
-    return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(error), code))
+from str_ocr_server.adapter import answer_each, input_array
 
 
 class TritonPythonModel:
@@ -24,13 +20,8 @@ class TritonPythonModel:
         self.images, self.lines = image_limits(parameters), line_limits(parameters)
 
     def execute(self, requests):
-        responses = []
-        for request in requests:
-            images = pb_utils.get_input_tensor_by_name(request, "IMAGE").as_numpy()
-            try:
-                lines = images_to_lines(images, self.images, self.lines)
-            except Exception as error:  # one bad image fails its own request only
-                responses.append(_error(error))
-                continue
-            responses.append(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("LINE", lines)]))
-        return responses
+        return answer_each(requests, self.line_of)
+
+    def line_of(self, request):
+        lines = images_to_lines(input_array(request, IMAGE), self.images, self.lines)
+        return [pb_utils.Tensor(LINE, lines)]

@@ -1,7 +1,9 @@
 """Triton Python-backend adapter for the text recogniser: requests -> tensors -> str_ocr -> responses.
 
-All settings come from the model config's ``parameters`` (see ``str_ocr.serving``). Padding spent on
-ragged batches is exported as the counter ``str_ocr_columns_total{kind="real"|"padding"}``.
+All settings come from the model config's ``parameters`` (see ``str_ocr.serving``). Two Prometheus
+counters tell what the instance did besides reading lines: ``str_ocr_columns_total{kind="real"|"padding"}``,
+the columns computed for ragged batches, and ``str_ocr_clamped_lines_total{kind="nonfinite"|"out_of_range"}``,
+the lines whose values were put back into [-1, 1] before the network read them.
 """
 
 import json
@@ -12,8 +14,16 @@ import torch
 import triton_python_backend_utils as pb_utils
 from torch.utils.dlpack import to_dlpack
 
-from str_ocr import INPUT_NAME, OUTPUT_NAME, InputError
+from str_ocr.contract import INPUT_NAME, OUTPUT_NAME
 from str_ocr.serving import build_recognizer
+from str_ocr_server.adapter import responses
+
+COUNTERS = {  # name: (description, the Recognizer's running count, its kinds)
+    "str_ocr_columns_total": ("Input columns run through the recogniser: the lines' own (real) and padding",
+                              "columns", ("real", "padding")),
+    "str_ocr_clamped_lines_total": ("Lines with values outside [-1, 1] (NaN or infinite, or finite out of range), "
+                                    "clamped before the recogniser read them", "clamped", ("nonfinite", "out_of_range")),
+}
 
 
 def _input_array(tensor):
@@ -23,15 +33,13 @@ def _input_array(tensor):
     return torch.from_dlpack(tensor.to_dlpack())
 
 
-def _response(result):
+def _outputs(result):
+    """The logits of one request, or its error as it is."""
     if isinstance(result, Exception):
-        code = pb_utils.TritonError.INVALID_ARG if isinstance(result, InputError) else pb_utils.TritonError.INTERNAL
-        return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(result), code))
+        return result
     if result.is_cuda:
-        output = pb_utils.Tensor.from_dlpack(OUTPUT_NAME, to_dlpack(result.contiguous()))
-    else:
-        output = pb_utils.Tensor(OUTPUT_NAME, np.ascontiguousarray(result.numpy()))
-    return pb_utils.InferenceResponse(output_tensors=[output])
+        return [pb_utils.Tensor.from_dlpack(OUTPUT_NAME, to_dlpack(result.contiguous()))]
+    return [pb_utils.Tensor(OUTPUT_NAME, np.ascontiguousarray(result.numpy()))]
 
 
 class TritonPythonModel:
@@ -42,13 +50,11 @@ class TritonPythonModel:
             instance_kind=args["model_instance_kind"],
             device_id=int(args["model_instance_device_id"]),
         )
-        self.columns_family = pb_utils.MetricFamily(
-            name="str_ocr_columns_total",
-            description="Input columns run through the recogniser: the lines' own (real) and padding",
-            kind=pb_utils.MetricFamily.COUNTER,
-        )
         labels = {"model": args["model_name"], "version": args["model_version"], "instance": args["model_instance_name"]}
-        self.columns_metric = {k: self.columns_family.Metric(labels={**labels, "kind": k}) for k in ("real", "padding")}
+        self.families = {name: pb_utils.MetricFamily(name=name, description=text, kind=pb_utils.MetricFamily.COUNTER)
+                         for name, (text, _, _) in COUNTERS.items()}
+        self.counters = {(name, kind): self.families[name].Metric(labels={**labels, "kind": kind})
+                         for name, (_, _, kinds) in COUNTERS.items() for kind in kinds}
         self.first_batch_logged = False
 
     def execute(self, requests):
@@ -57,14 +63,16 @@ class TritonPythonModel:
             where = sorted({"cpu" if isinstance(x, np.ndarray) else str(x.device) for x in inputs})
             pb_utils.Logger.log_info(f"first batch: inputs on {', '.join(where)}, running on {self.recognizer.device}")
             self.first_batch_logged = True
-        before = self.recognizer.columns
-        responses = [_response(result) for result in self.recognizer(inputs)]
-        added = self.recognizer.columns - before
-        self.columns_metric["real"].increment(added.real)
-        self.columns_metric["padding"].increment(added.padding)
-        return responses
+        before = {name: getattr(self.recognizer, count) for name, (_, count, _) in COUNTERS.items()}
+        answers = responses([_outputs(result) for result in self.recognizer(inputs)])
+        for name, (_, count, kinds) in COUNTERS.items():
+            added = getattr(self.recognizer, count) - before[name]
+            for kind in kinds:
+                if value := getattr(added, kind):
+                    self.counters[name, kind].increment(value)
+        return answers
 
     def finalize(self):
-        self.columns_metric = None  # metrics before their family, as the backend requires
-        self.columns_family = None
+        self.counters = None  # metrics before their families, as the backend requires
+        self.families = None
         self.recognizer = None

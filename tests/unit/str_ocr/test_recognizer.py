@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from str_ocr import InputError, LineLimits, Recognizer, STRModel, output_length
+from str_ocr.recognizer import ClampedLines
 
 
 @pytest.fixture(scope="module")
@@ -29,29 +30,37 @@ def test_each_request_gets_its_own_logits(recognizer):
 
 
 def test_bad_requests_fail_alone_and_their_batch_mates_are_answered(recognizer):
-    nan = lines(1, 100, 4)
-    nan[0, 0, 5, 7] = np.nan
-    inf = lines(2, 100, 5)
-    inf[1, 0, 0, 0] = np.inf
     requests = [
         lines(1, 100, 1),
-        nan,
         lines(1, 100).astype(np.float64),  # wrong dtype
         lines(1, 100)[:, :, :31],  # wrong height
         lines(1, 4),  # below this model's min_width
         lines(1, 401),  # above its max_width
         np.zeros((0, 1, 32, 100), np.float32),  # no lines
-        inf,
         lines(2, 100, 6),
     ]
     results = recognizer(requests)
-    assert [type(r).__name__ for r in results] == ["Tensor"] + ["InputError"] * 7 + ["Tensor"]
-    assert "NaN or infinite" in str(results[1]) and "NaN or infinite" in str(results[7])
-    assert "FP32" in str(results[2]) and "float64" in str(results[2])
-    assert "[1, 1, 31, 100]" in str(results[3])
-    assert "from 8 to 400" in str(results[4]) and "401 pixels wide" in str(results[5])
+    assert [type(r).__name__ for r in results] == ["Tensor"] + ["InputError"] * 5 + ["Tensor"]
+    assert "FP32" in str(results[1]) and "float64" in str(results[1])
+    assert "[1, 1, 31, 100]" in str(results[2])
+    assert "from 8 to 400" in str(results[3]) and "401 pixels wide" in str(results[4])
     torch.testing.assert_close(results[0], alone(recognizer, requests[0]), rtol=1e-4, atol=1e-4)
-    torch.testing.assert_close(results[8], alone(recognizer, requests[8]), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(results[6], alone(recognizer, requests[6]), rtol=1e-4, atol=1e-4)
+
+
+def test_values_outside_the_normalised_range_are_clamped_and_counted(recognizer):
+    nan, inf, huge, fine = lines(1, 100, 4), lines(2, 100, 5), lines(1, 100, 6), lines(1, 100, 7)
+    nan[0, 0, 5, 7] = np.nan
+    inf[1, 0, 0, 0], inf[1, 0, 0, 1] = np.inf, -np.inf
+    huge[0, 0, 3, :] = 3e38
+    before = recognizer.clamped
+    results = recognizer([fine, nan, inf, huge])
+    assert all(torch.isfinite(r).all() for r in results)
+    assert recognizer.clamped - before == ClampedLines(nonfinite=2, out_of_range=1)
+    cleaned = [np.clip(np.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0), -1, 1) for x in (nan, inf, huge)]
+    for result, expected in zip(results[1:], cleaned):
+        torch.testing.assert_close(result, alone(recognizer, expected), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(results[0], alone(recognizer, fine), rtol=1e-4, atol=1e-4)
 
 
 def test_mixed_widths_come_back_at_their_own_length(recognizer):

@@ -4,7 +4,10 @@ import shutil
 
 import pytest
 
-from scripts.validate_repository import DEFAULT_REPOSITORY, validate
+from str_ocr_server.repository import default_repository
+from str_ocr_server.validation import validate
+
+DEFAULT_REPOSITORY = default_repository()
 
 ENSEMBLE = """
 name: "lines_to_logits"

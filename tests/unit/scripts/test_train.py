@@ -3,10 +3,10 @@
 import pytest
 
 from scripts import train
-from scripts.evaluate import default_weights
 from str_ocr import Recognizer, load_model
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import TextLineSynth
+from str_ocr_server.repository import served_weights
 
 TINY = ["--output-channels", "16", "--batch-size", "8", "--workers", "0", "--val-size", "4", "--val-every", "1000",
         "--lr", "3e-3", "--device", "cpu"]
@@ -27,7 +27,7 @@ def test_training_resumes_from_its_own_checkpoint(tmp_path):
 
 @pytest.fixture(scope="module")
 def shipped():
-    checkpoint, channels = default_weights()
+    checkpoint, channels = served_weights()
     return Recognizer(load_model(checkpoint, channels), max_lines=64)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import subprocess
 import sys
@@ -10,40 +9,27 @@ import sys
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
-import tritonclient.grpc.aio as grpcaio
 from PIL import Image
 
-from client.demo import generated_images, image_input
-
-from .helpers import CLIENT_TIMEOUT, batch_stats, stats_after
+from str_ocr.contract import OCR, POSTPROCESS, PREPROCESS, RECOGNIZER
+from str_ocr_client.requests import image_inputs, text_of
+from str_ocr_client.samples import generated_images
+from str_ocr_client.sending import infer_each_now
+from str_ocr_client.stats import counts_since, execution_counts
 
 pytestmark = pytest.mark.integration
-STEPS = ["ocr_preprocess", "text_recognition", "ocr_postprocess"]
+STEPS = [PREPROCESS, RECOGNIZER, POSTPROCESS]
 
 
 @pytest.fixture(scope="module")
 def server(serve):
-    return serve(None, ("ocr",))
-
-
-async def _read(url: str, blobs: list[bytes], concurrency: int = 16) -> list[object]:
-    limit = asyncio.Semaphore(concurrency)
-    async with grpcaio.InferenceServerClient(url) as client:
-
-        async def one(blob: bytes):
-            image = image_input(blob, grpcaio)
-            async with limit:
-                try:
-                    result = await client.infer("ocr", [image], client_timeout=CLIENT_TIMEOUT)
-                    return result.as_numpy("TEXT")[0, 0].decode(), float(result.as_numpy("CONFIDENCE")[0, 0])
-                except Exception as error:  # noqa: BLE001 - the test inspects it
-                    return error
-
-        return await asyncio.gather(*(one(b) for b in blobs))
+    return serve(None, (OCR,))
 
 
 def read(url: str, blobs: list[bytes], concurrency: int = 16) -> list[object]:
-    return asyncio.run(_read(url, blobs, concurrency))
+    """(text, confidence), or the error, of each image file sent as its own request."""
+    outcomes = infer_each_now(url, OCR, [image_inputs(b) for b in blobs], concurrency)
+    return [text_of(o.result) if o.ok else o.result for o in outcomes]
 
 
 @pytest.mark.parametrize("fmt", ["png", "jpeg"])
@@ -59,9 +45,9 @@ def test_the_ensemble_reads_generated_lines(server, fmt):
 def test_concurrent_requests_are_batched_in_every_step(server):
     items = generated_images(96, seed=78, image_format="png")
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        before = {m: batch_stats(client, m) for m in STEPS}
+        before = {m: execution_counts(client, m) for m in STEPS}
         answers = read(server.grpc_url, [i.data for i in items], concurrency=32)
-        after = {m: stats_after(client, before[m], len(items), model=m) for m in STEPS}
+        after = {m: counts_since(client, before[m], len(items), model=m) for m in STEPS}
     assert all(isinstance(a, tuple) for a in answers)
     for model, (inferences, executions) in after.items():
         assert inferences == len(items)

@@ -13,20 +13,21 @@ import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 from tritonclient.utils import InferenceServerException
 
-from client.demo import generated_images, image_input
-from client.perf import prometheus_counter
-from scripts.triton_admin import ADMIN_HEADER, GRPC_ADMIN_HEADER, TritonHTTP
+from str_ocr.contract import ADMIN_HEADER, GRPC_ADMIN_HEADER, OCR
+from str_ocr_client.http import TritonHTTP
+from str_ocr_client.requests import image_inputs, recognizer_inputs, text_of
+from str_ocr_client.samples import generated_images
+from str_ocr_client.stats import metric_total
 
-from .conftest import start_server
-from .helpers import MODEL, infer, infer_input, send_timed, tutorial_input
+from ..conftest import start_server
+from ..helpers import MODEL, infer, logits_or_error, send_timed, tutorial_input
 
 pytestmark = pytest.mark.integration
 KEY = "a-key-for-these-tests"
 
 
 def http_of(server, key: str | None = None) -> TritonHTTP:
-    host, port = server.http_url.rsplit(":", 1)
-    return TritonHTTP(int(port), key, host=host)
+    return TritonHTTP(server.http_url, key)
 
 
 # --- The administrative APIs ------------------------------------------------------------------
@@ -59,8 +60,8 @@ def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
     start = time.monotonic()
     results = send_timed(server.grpc_url, requests, concurrency=600)
     elapsed = time.monotonic() - start
-    answered = [s for _, s, r in results if isinstance(r, np.ndarray)]
-    refused = [(s, r) for _, s, r in results if isinstance(r, Exception)]
+    answered = [o.seconds for o in results if o.ok]
+    refused = [(o.seconds, o.result) for o in results if not o.ok]
     assert len(answered) + len(refused) == len(requests)  # none lost
     assert answered and refused, f"{len(answered)} answered, {len(refused)} refused"
     for _, error in refused:
@@ -95,7 +96,7 @@ def test_a_killed_stub_is_replaced_while_the_server_keeps_serving(server_kind):
                 while time.monotonic() < deadline and not stop.is_set():
                     start = time.monotonic()
                     try:
-                        await client.infer(MODEL, [infer_input(tutorial_input(1), grpcaio)], client_timeout=30)
+                        await client.infer(MODEL, recognizer_inputs(tutorial_input(1)), client_timeout=30)
                         outcomes.append((start, True))
                     except Exception:  # noqa: BLE001 - counted
                         outcomes.append((start, False))
@@ -145,13 +146,13 @@ def test_sigterm_answers_every_accepted_request_and_exits_zero(server_kind):
     outcomes = send_timed(server.grpc_url, requests, concurrency=32)
     killer.join(90)
     signalled = result["signalled"]
-    before = [r for start, _, r in outcomes if start < signalled - 0.25]  # surely reached the server before SIGTERM
+    before = [logits_or_error(o) for o in outcomes if o.start < signalled - 0.25]  # surely reached the server before SIGTERM
     assert before and all(isinstance(r, np.ndarray) for r in before), [str(r) for r in before if isinstance(r, Exception)][:3]
     # The signal reaches the server through the launcher (and Docker for a container), so when refusals
     # start depends on the machine; that once they start they go on does not.
-    first_refused = min((start for start, _, r in outcomes if isinstance(r, Exception)), default=None)
+    first_refused = min((o.start for o in outcomes if not o.ok), default=None)
     assert first_refused is not None, "every request was answered: the server never stopped accepting"
-    after = [r for start, _, r in outcomes if start > first_refused]
+    after = [logits_or_error(o) for o in outcomes if o.start > first_refused]
     assert after and all(isinstance(r, Exception) for r in after), [r.shape for r in after if isinstance(r, np.ndarray)][:3]
     assert result["exit"] == 0
     print(f"shutdown: {len(before)} requests sent before SIGTERM all answered; refusals from {first_refused - signalled:+.3f} s "
@@ -162,23 +163,20 @@ def test_sigterm_answers_every_accepted_request_and_exits_zero(server_kind):
 
 
 def test_oversized_and_malformed_requests_are_refused_before_any_work(serve):
-    server = serve(None, ("ocr",))
-    columns = lambda: prometheus_counter(server.metrics_url, "str_ocr_columns_total")  # noqa: E731
+    server = serve(None, (OCR,))
+    columns = lambda: metric_total(server.metrics_url, "str_ocr_columns_total")  # noqa: E731
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
         before = columns()
         for width, message in [(2049, "2049 pixels wide"), (3, "3 pixels wide")]:
             with pytest.raises(InferenceServerException, match=message):
-                client.infer(MODEL, [infer_input(np.zeros((1, 1, 32, width), np.float32))])
+                client.infer(MODEL, recognizer_inputs(np.zeros((1, 1, 32, width), np.float32)))
         assert columns() == before  # refused before the network ran
 
-        def image_request(data: bytes):
-            return [image_input(data, grpcclient)]
-
         with pytest.raises(InferenceServerException, match="bytes; the limit is 8,388,608"):
-            client.infer("ocr", image_request(b"\x89PNG" + bytes(8 * 1024 * 1024)))
+            client.infer(OCR, image_inputs(b"\x89PNG" + bytes(8 * 1024 * 1024)))
         with pytest.raises(InferenceServerException, match="not an image file"):
-            client.infer("ocr", image_request(b"\x00\x01\x02"))
+            client.infer(OCR, image_inputs(b"\x00\x01\x02"))
         good = generated_images(3, seed=5, image_format="png")
-        texts = [client.infer("ocr", image_request(g.data)).as_numpy("TEXT")[0, 0].decode() for g in good]
+        texts = [text_of(client.infer(OCR, image_inputs(g.data)))[0] for g in good]
         assert sum(t == g.truth for t, g in zip(texts, good)) >= 2
         assert client.is_server_ready()

@@ -2,10 +2,11 @@
 
 import pytest
 
-from scripts.evaluate import default_weights, read_served
 from str_ocr import Recognizer, load_model
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import TextLineSynth
+from str_ocr_client.sending import read_lines
+from str_ocr_server.repository import served_weights
 
 pytestmark = pytest.mark.integration
 
@@ -15,8 +16,8 @@ def test_served_readings_equal_in_process_readings(serve):
     synth = TextLineSynth(seed=31337)
     lines = [synth.sample(TUTORIAL_WIDTH if i % 3 == 0 else None) for i in range(90)]
     images = [s.image for s in lines]
-    served = read_served(server.grpc_url, "text_recognition", images)
-    local = Recognizer(load_model(*default_weights()), max_padding=0).read(images)  # no padding, as served here
+    served = read_lines(server.grpc_url, images)
+    local = Recognizer(load_model(*served_weights()), max_padding=0).read(images)  # no padding, as served here
     assert [r.text for r in served] == [r.text for r in local]
     for a, b in zip(served, local):
         assert a.confidence == pytest.approx(b.confidence, abs=1e-3)

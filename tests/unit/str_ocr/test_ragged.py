@@ -3,11 +3,11 @@
 import pytest
 import torch
 
-from scripts.evaluate import default_weights
 from str_ocr import Recognizer, STRModel, load_model, normalize, output_length
 from str_ocr.model import column_mask
 from str_ocr.packing import Group, padding_waste, plan_groups
 from str_ocr.synth import TextLineSynth
+from str_ocr_server.repository import served_weights
 
 # Measured with the shipped weights over 200 generated lines of 20 to 600 pixels (tests below):
 # float rounding only, since the padded columns never reach a line's own activations.
@@ -35,7 +35,7 @@ def test_masked_forward_equals_each_line_alone():
 
 
 def test_without_the_mask_padding_would_change_the_last_time_steps():
-    model = load_model(*default_weights())
+    model = load_model(*served_weights())
     line = torch.from_numpy(normalize(TextLineSynth(seed=3).sample().image))[None, None]
     width = line.shape[-1]
     padded = torch.nn.functional.pad(line, (0, 50))
@@ -58,7 +58,7 @@ def generated_lines():
 
 @pytest.mark.parametrize("max_padding", [0.25, 10.0])
 def test_shipped_weights_read_packed_lines_as_alone(generated_lines, max_padding):
-    model = load_model(*default_weights())
+    model = load_model(*served_weights())
     requests = [normalize(s.image)[None, None] for s in generated_lines]
     packed = Recognizer(model, max_padding=max_padding, max_lines=64)(requests)
     alone = Recognizer(model, max_padding=0)

@@ -5,7 +5,7 @@ import torch
 
 from str_ocr import MIN_WIDTH, NUM_CLASSES, STRModel, output_length
 
-REFERENCE = Path(__file__).parents[1] / "data" / "str_checkpoint_keys.tsv"
+REFERENCE = Path(__file__).parents[2] / "data" / "str_checkpoint_keys.tsv"
 
 
 def reference_shapes() -> dict[str, list[int]]:

@@ -8,12 +8,14 @@ import torch
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from scripts.serve import DEFAULT_REPOSITORY, read_model_config
 from str_ocr import load_model
 from str_ocr.serving import ServingSettings, model_parameters
-from tests.unit.test_ragged import logit_tolerance
+from str_ocr_client.requests import recognizer_inputs
+from str_ocr_client.stats import counts_since, execution_counts, metric_total
+from str_ocr_server.repository import default_repository, read_model_config
+from tests.unit.str_ocr.test_ragged import logit_tolerance
 
-from .helpers import MODEL, batch_stats, infer, infer_input, send_concurrently, stats_after, tutorial_input
+from ..helpers import MODEL, infer, send_concurrently, tutorial_input
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +28,7 @@ def test_every_variant_answers_the_tutorial_request(client):
 
 def test_served_logits_equal_in_process_logits(client, variant_server):
     config = client.get_model_config(MODEL, as_json=True)["config"]
-    settings = ServingSettings.from_parameters(model_parameters(config), DEFAULT_REPOSITORY / MODEL / "1")
+    settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / MODEL / "1")
     kind = config["instance_group"][0]["kind"]
     device = "cuda" if kind == "KIND_GPU" else "cpu"  # the same arithmetic as the instance (TF32 on a GPU)
     model = load_model(settings.checkpoint, settings.output_channels, device=device)
@@ -47,10 +49,10 @@ def test_every_variant_runs_on_the_cpu_here_and_shares_the_cores(client):
 def test_dynamic_batching_forms_batches_and_no_batching_does_not(serve, variant, batched):
     server = serve(variant)
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        before = batch_stats(client)
+        before = execution_counts(client)
         requests = [tutorial_input(batch=2, seed=i) for i in range(320)]
         results = send_concurrently(server.grpc_url, requests, concurrency=16)
-        inferences, executions = stats_after(client, before, 640)
+        inferences, executions = counts_since(client, before, 640)
     assert all(isinstance(r, np.ndarray) and r.shape == (2, 26, 37) for r in results)
     assert inferences == 640
     images_per_execution = inferences / executions
@@ -61,18 +63,21 @@ def test_dynamic_batching_forms_batches_and_no_batching_does_not(serve, variant,
         assert images_per_execution == 2
 
 
-def test_bad_requests_fail_alone_while_their_batch_mates_succeed(serve):
+def test_values_outside_the_normalised_range_are_served_finite_and_counted(serve):
     server = serve("queue_delay_100us")
+    clamped = lambda kind: metric_total(server.metrics_url, "str_ocr_clamped_lines_total", kind=kind)  # noqa: E731
+    before = clamped("nonfinite"), clamped("out_of_range")
     good = [tutorial_input(1, seed=i) for i in range(24)]
-    nan = tutorial_input(1, seed=99)
+    nan, inf, huge = tutorial_input(1, seed=99), tutorial_input(1, seed=98), tutorial_input(1, seed=97)
     nan[0, 0, 3, 3] = np.nan
-    inf = tutorial_input(1, seed=98)
     inf[0, 0, 0, 0] = -np.inf
-    requests = good[:8] + [nan] + good[8:16] + [inf] + good[16:]
-    results = send_concurrently(server.grpc_url, requests, concurrency=26)
-    errors = [r for r in results if isinstance(r, Exception)]
-    assert len(errors) == 2 and all("NaN or infinite" in str(e) for e in errors)
-    assert sum(isinstance(r, np.ndarray) for r in results) == 24
+    huge[0, 0, 5] = 3e38
+    results = send_concurrently(server.grpc_url, good[:8] + [nan] + good[8:16] + [inf, huge] + good[16:], concurrency=27)
+    assert all(isinstance(r, np.ndarray) and np.isfinite(r).all() for r in results), [r for r in results if isinstance(r, Exception)]
+    assert (clamped("nonfinite") - before[0], clamped("out_of_range") - before[1]) == (2, 1)
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        nan[0, 0, 3, 3] = 0.0  # what a NaN is read as: mid-grey
+        np.testing.assert_allclose(results[8], infer(client, nan), rtol=0, atol=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -88,7 +93,7 @@ def test_malformed_requests_get_a_clear_error_and_the_server_keeps_serving(serve
     server = serve("dynamic_batching")
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
         with pytest.raises(InferenceServerException, match=message):
-            client.infer(MODEL, [infer_input(array, datatype=datatype)])
+            client.infer(MODEL, recognizer_inputs(array, datatype))
         assert infer(client, tutorial_input(1)).shape == (1, 26, 37)
         assert client.is_server_ready()
 
@@ -96,6 +101,6 @@ def test_malformed_requests_get_a_clear_error_and_the_server_keeps_serving(serve
 def test_the_recommended_config_is_the_default(serve):
     with grpcclient.InferenceServerClient(serve(None).grpc_url) as client:
         served = client.get_model_config(MODEL, as_json=True)["config"]
-    recommended = read_model_config(DEFAULT_REPOSITORY / MODEL)
+    recommended = read_model_config(default_repository() / MODEL)
     assert served["max_batch_size"] == recommended.max_batch_size
     assert ("dynamic_batching" in served) == recommended.HasField("dynamic_batching")

@@ -2,7 +2,9 @@
 
 import shutil
 
-from scripts.serve import DEFAULT_REPOSITORY, plan_models
+from str_ocr_server.repository import default_repository, plan_models
+
+DEFAULT_REPOSITORY = default_repository()
 
 PYTHON_ONLY = {"python", "ensemble"}
 

@@ -1,0 +1,78 @@
+"""The server's HTTP API as the launcher and the tests use it: health, the repository, loading, probes.
+
+Every request carries the admin key when one is given, so the same client works against a server whose
+administrative APIs are restricted.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from math import prod
+
+from str_ocr.contract import ADMIN_HEADER
+
+DEAD_STUB = "is not healthy"
+"""What the Python backend answers for an instance whose stub process died."""
+
+
+class TritonHTTP:
+    """A small client of the server's HTTP endpoint that sends the admin key on every request."""
+
+    def __init__(self, url: str, key: str | None = None) -> None:
+        self.base = f"http://{url}/v2"
+        self.headers = {"Content-Type": "application/json"} | ({ADMIN_HEADER: key} if key else {})
+
+    def call(self, path: str, body: object | None = None, timeout: float = 5.0) -> tuple[int, object]:
+        """(HTTP status, decoded JSON body or None); status 0 when the server cannot be reached."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, headers=self.headers,
+                                         method="GET" if data is None else "POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                status, raw = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, raw = error.code, error.read()
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            return 0, None
+        try:
+            return status, json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            return status, raw.decode(errors="replace")
+
+    def live(self) -> bool:
+        return self.call("/health/live")[0] == 200
+
+    def ready(self, model: str | None = None) -> bool:
+        return self.call(f"/models/{model}/ready" if model else "/health/ready")[0] == 200
+
+    def index(self) -> list[dict]:
+        status, body = self.call("/repository/index", {})
+        return body if status == 200 and isinstance(body, list) else []
+
+    def load(self, model: str, timeout: float = 300) -> tuple[int, object]:
+        return self.call(f"/repository/models/{model}/load", {}, timeout)
+
+    def unload(self, model: str, timeout: float = 60) -> tuple[int, object]:
+        return self.call(f"/repository/models/{model}/unload", {}, timeout)
+
+    def probe(self, model: str, timeout: float = 10) -> str:
+        """"alive", "dead" (its stub died) or "unknown" (no answer, queue full, ...).
+
+        The probe is the smallest request the model's metadata allows: every variable dim 1, zeros.
+        It asks for no real work (a recogniser refuses a 1-pixel line, a decoder a 1-byte file): any
+        answer from the model, an error included, shows that its stub is alive.
+        """
+        status, metadata = self.call(f"/models/{model}", timeout=timeout)
+        if status != 200 or not isinstance(metadata, dict):
+            return "unknown"
+        inputs = []
+        for tensor in metadata["inputs"]:
+            shape = [max(1, int(d)) for d in tensor["shape"]]
+            zero = "" if tensor["datatype"] == "BYTES" else 0
+            inputs.append({"name": tensor["name"], "shape": shape, "datatype": tensor["datatype"], "data": [zero] * prod(shape)})
+        status, body = self.call(f"/models/{model}/infer", {"inputs": inputs}, timeout)
+        if DEAD_STUB in str(body):
+            return "dead"
+        return "alive" if status in (200, 400) else "unknown"

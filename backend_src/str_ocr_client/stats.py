@@ -1,0 +1,49 @@
+"""What the server counts: Triton's per-model statistics and its Prometheus metrics."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+
+import tritonclient.grpc as grpcclient
+
+from str_ocr.contract import GRPC_ADMIN_HEADER, RECOGNIZER
+
+
+def execution_counts(client: grpcclient.InferenceServerClient, model: str = RECOGNIZER,
+                     admin_key: str | None = None) -> tuple[int, int]:
+    """(inference_count, execution_count) of ``model`` so far: images served, and forward passes run."""
+    headers = {GRPC_ADMIN_HEADER: admin_key} if admin_key else None
+    stats = client.get_inference_statistics(model, headers=headers, as_json=True)["model_stats"][0]
+    return int(stats.get("inference_count", 0)), int(stats.get("execution_count", 0))
+
+
+def counts_since(client: grpcclient.InferenceServerClient, before: tuple[int, int], inferences: int,
+                 model: str = RECOGNIZER, admin_key: str | None = None, timeout: float = 10) -> tuple[int, int]:
+    """The (inferences, executions) added since ``before``, once ``inferences`` are counted.
+
+    Triton updates a model's statistics when an execution has finished, which can be just after
+    its responses reached the client.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        now = execution_counts(client, model, admin_key)
+        added = now[0] - before[0], now[1] - before[1]
+        if added[0] >= inferences or time.monotonic() > deadline:
+            return added
+        time.sleep(0.05)
+
+
+def scrape(metrics_url: str) -> str:
+    """The text of the server's Prometheus endpoint."""
+    with urllib.request.urlopen(f"http://{metrics_url}/metrics", timeout=5) as response:
+        return response.read().decode()
+
+
+def metric_total(metrics_url: str, name: str, **labels: str) -> float:
+    """Sum of the samples of metric ``name`` whose labels include ``labels``."""
+    total = 0.0
+    for line in scrape(metrics_url).splitlines():
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total

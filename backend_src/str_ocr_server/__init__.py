@@ -1,0 +1,13 @@
+"""str_ocr_server: the Triton side of the project.
+
+| module          | what it does                                                                   |
+| --------------- | ------------------------------------------------------------------------------ |
+| ``cli``         | ``python -m str_ocr_server``: runs tritonserver in the foreground              |
+| ``triton``      | finding a server binary and its backends, and its command line                 |
+| ``repository``  | reading the model configs, and choosing the models this server can load        |
+| ``admin``       | the admin key that guards the administrative APIs                              |
+| ``watchdog``    | loading a model again when its Python stub process dies                        |
+| ``process``     | the launcher in a child process on free ports (tests, demo, benchmarks)        |
+| ``validation``  | checking every config the way Triton would, before Triton does                 |
+| ``adapter``     | what the model repository's ``model.py`` adapters share                        |
+"""

@@ -1,0 +1,42 @@
+"""What the model repository's ``model.py`` adapters share: one response per request, and for a request
+that cannot be served, its own error, with the code that tells the caller whose mistake it was.
+
+Imported only inside Triton's Python backend, where ``triton_python_backend_utils`` exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import triton_python_backend_utils as pb_utils
+
+from str_ocr.recognizer import InputError
+
+Outputs = list  # of pb_utils.Tensor
+
+
+def error_response(error: Exception) -> pb_utils.InferenceResponse:
+    """INVALID_ARG for a request the caller must change (an ``InputError``), INTERNAL for anything else."""
+    code = pb_utils.TritonError.INVALID_ARG if isinstance(error, InputError) else pb_utils.TritonError.INTERNAL
+    return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(error), code))
+
+
+def responses(results: Sequence[Outputs | Exception]) -> list[pb_utils.InferenceResponse]:
+    """Each request's outputs, or its error."""
+    return [error_response(r) if isinstance(r, Exception) else pb_utils.InferenceResponse(output_tensors=r) for r in results]
+
+
+def answer_each(requests: Sequence[object], work: Callable[[object], Outputs]) -> list[pb_utils.InferenceResponse]:
+    """``work`` on each request on its own, so that one failing request fails alone."""
+    results: list[Outputs | Exception] = []
+    for request in requests:
+        try:
+            results.append(work(request))
+        except Exception as error:  # noqa: BLE001 - this request's answer
+            results.append(error)
+    return responses(results)
+
+
+def input_array(request: object, name: str):
+    """The request's input ``name`` as a numpy array in CPU memory."""
+    return pb_utils.get_input_tensor_by_name(request, name).as_numpy()

@@ -1,0 +1,154 @@
+"""Run the real ``tritonserver`` on this model repository, in the foreground.
+
+    python -m str_ocr_server [--model-repository DIR] [--config-name NAME] [--models a,b]
+                             [--http-port N] [--grpc-port N] [--metrics-port N] [--watchdog S]
+                             [--restrict-admin] [-- TRITONSERVER OPTIONS]
+
+It finds a server (``$TRITONSERVER_HOME``, the NGC container's ``/opt/tritonserver``, or the one the
+``nvidia-pytriton`` wheel ships in this virtualenv), loads the models whose backend that server has
+(skipping the others with a message), waits until they are ready, and stops the server cleanly on
+SIGTERM or SIGINT. It exits non-zero when a requested model fails to load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from str_ocr.contract import ADMIN_APIS, ADMIN_HEADER, DEFAULT_PORTS, Ports
+from str_ocr_client.http import TritonHTTP
+
+from .admin import ADMIN_KEY_ENV, admin_key, restriction_args
+from .repository import backend_of, default_repository, instance_count, plan_models, read_model_config
+from .triton import ServerOptions, find_triton, server_command
+from .watchdog import Watchdog
+
+
+def log(message: str) -> None:
+    print(f"serve: {message}", file=sys.stderr, flush=True)
+
+
+def wait_until_ready(process: subprocess.Popen, http: TritonHTTP, models: Sequence[str], timeout: float) -> dict[str, str]:
+    """Block until every model is READY; return the failed models' reasons (empty when all loaded)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return {"tritonserver": f"exited with status {process.returncode} before it was ready (see its log above)"}
+        if not http.live():
+            time.sleep(0.2)
+            continue
+        states = {entry["name"]: entry for entry in http.index() if entry.get("version")}
+        failed = {m: states[m].get("reason") or states[m].get("state", "") for m in models if states.get(m, {}).get("state") == "UNAVAILABLE"}
+        if failed:
+            return failed
+        if all(states.get(m, {}).get("state") == "READY" for m in models):
+            return {}
+        time.sleep(0.2)
+    return {"tritonserver": f"not ready after {timeout:.0f} s"}
+
+
+def _die_with_parent() -> None:
+    """In the child: receive SIGTERM when this launcher dies, so no server outlives it (Linux)."""
+    try:
+        import ctypes  # noqa: PLC0415
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m str_ocr_server", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model-repository", type=Path, default=default_repository(), help="model repository (default: %(default)s)")
+    parser.add_argument("--config-name", help="config variant: model/configs/NAME.pbtxt where a model has one, else its config.pbtxt")
+    parser.add_argument("--models", type=lambda s: [m for m in s.split(",") if m], help="comma-separated models to load (default: all)")
+    parser.add_argument("--http-port", type=int, default=DEFAULT_PORTS.http)
+    parser.add_argument("--grpc-port", type=int, default=DEFAULT_PORTS.grpc)
+    parser.add_argument("--metrics-port", type=int, default=DEFAULT_PORTS.metrics)
+    parser.add_argument("--startup-timeout", type=float, default=300, help="seconds to wait for the models (default: %(default)s)")
+    parser.add_argument("--exit-timeout", type=int, default=30,
+                        help="on SIGTERM, seconds in-flight requests get to finish (default: %(default)s)")
+    parser.add_argument("--restrict-admin", action="store_true",
+                        help=f"put the administrative APIs ({','.join(ADMIN_APIS)}) behind the header '{ADMIN_HEADER}': the "
+                             f"value of ${ADMIN_KEY_ENV}, or a key generated now and known only to this launcher")
+    parser.add_argument("--watchdog", type=float, default=0, metavar="SECONDS",
+                        help="probe every Python model this often and load again one whose stub process died (0: off)")
+    parser.add_argument("--disable-auto-complete-config", action="store_true",
+                        help="pass --disable-auto-complete-config: serve the configs exactly as written")
+    parser.add_argument("triton_args", nargs="*", help="further tritonserver options, after --")
+    args = parser.parse_args(argv)
+    args.model_repository = args.model_repository.resolve()
+    return args
+
+
+def _start_watchdog(args: argparse.Namespace, http: TritonHTTP, models: Sequence[str]) -> Watchdog:
+    configs = {m: read_model_config(args.model_repository / m, args.config_name) for m in models}
+    instances = {m: instance_count(c) for m, c in configs.items() if backend_of(c) == "python"}
+    watchdog = Watchdog(http, instances, args.watchdog, log)
+    watchdog.start()
+    return watchdog
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    triton = find_triton()
+    models, skipped = plan_models(args.model_repository, args.config_name, triton.backends, args.models)
+    for name, reason in skipped.items():
+        log(f"skipping {name}: {reason}")
+    if args.models and set(args.models) & skipped.keys():
+        log(f"cannot serve the requested model(s) {', '.join(sorted(set(args.models) & skipped.keys()))}")
+        return 2
+    if not models:
+        log("no model to load")
+        return 2
+
+    key = admin_key(os.environ.get(ADMIN_KEY_ENV)) if args.restrict_admin else None
+    http = TritonHTTP(f"127.0.0.1:{args.http_port}", key)
+    options = ServerOptions(
+        repository=args.model_repository, ports=Ports(args.http_port, args.grpc_port, args.metrics_port),
+        config_name=args.config_name, exit_timeout=args.exit_timeout,
+        disable_auto_complete_config=args.disable_auto_complete_config,
+        restriction=restriction_args(key) if key else (), extra=args.triton_args,
+    )
+    process = subprocess.Popen(server_command(triton, options, models), env=triton.env, start_new_session=True,
+                               preexec_fn=_die_with_parent)
+    watchdog: Watchdog | None = None
+    stopping = False
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        log(f"{signal.Signals(signum).name}: stopping tritonserver (in-flight requests get {args.exit_timeout} s)")
+        if watchdog:
+            watchdog.stop()
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    failed = wait_until_ready(process, http, models, args.startup_timeout)
+    if failed and not stopping:
+        for name, reason in failed.items():
+            log(f"{name} failed to load: {reason}")
+        if process.poll() is None:
+            process.terminate()
+        process.wait()
+        return 1
+    if not stopping:
+        config = f" with config {args.config_name!r}" if args.config_name else ""
+        log(f"ready: {', '.join(models)}{config}; HTTP :{args.http_port}, gRPC :{args.grpc_port}, metrics :{args.metrics_port}")
+        if args.watchdog > 0:
+            watchdog = _start_watchdog(args, http, models)
+    code = process.wait()
+    log(f"tritonserver exited with status {code}")
+    if code and watchdog and watchdog.recoveries:
+        log("(the Python backend cannot unload a model version whose stub process died, so after a recovery "
+            "tritonserver waits out --exit-timeout-secs and reports failure; requests in flight were answered first)")
+    return code
