@@ -1,0 +1,75 @@
+"""The configurations a sweep measures: the tutorial's variants, ours, and candidates for ours."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from google.protobuf import text_format
+
+from str_ocr.contract import RECOGNIZER, TUTORIAL_VARIANTS
+from str_ocr_server.repository import ModelConfig, default_repository, read_model_config
+
+RECOMMENDED = "recommended"
+CANDIDATES = {  # name: (max_batch_size, instances, max_queue_delay_microseconds, channels_last)
+    "mbs16_2x_nhwc": (16, 2, 0, True),
+    "mbs32_2x_nhwc": (32, 2, 0, True),
+    "mbs32_1x_nhwc": (32, 1, 0, True),
+    "mbs32_2x_nchw": (32, 2, 0, False),
+    "mbs64_2x_nhwc": (64, 2, 0, True),
+    "mbs32_2x_nhwc_delay1ms": (32, 2, 1000, True),
+}
+
+
+def set_parameter(config: ModelConfig, key: str, value: str | None) -> None:
+    if value is None:
+        config.parameters.pop(key, None)
+    else:
+        config.parameters[key].string_value = value
+
+
+def candidates(base: ModelConfig) -> dict[str, ModelConfig]:
+    """Variations of the recommended config along the knobs the model-alone timings point at."""
+    result = {}
+    for name, (max_batch, instances, delay_us, nhwc) in CANDIDATES.items():
+        config = ModelConfig()
+        config.CopyFrom(base)
+        config.max_batch_size = max_batch
+        config.instance_group[0].count = instances
+        config.dynamic_batching.max_queue_delay_microseconds = delay_us
+        set_parameter(config, "channels_last", "true" if nhwc else "false")
+        result[name] = config
+    return result
+
+
+def selected_variants(which: str) -> dict[str, ModelConfig]:
+    """``all``, ``tutorial`` (with ours), ``candidates`` (ours and its candidates), or ``name,name``."""
+    model_dir = default_repository() / RECOGNIZER
+    named = {name: read_model_config(model_dir, name) for name in TUTORIAL_VARIANTS}
+    named[RECOMMENDED] = read_model_config(model_dir)
+    everything = named | candidates(named[RECOMMENDED])
+    if which == "all":
+        return everything
+    if which == "tutorial":
+        return named
+    if which == "candidates":
+        return {n: c for n, c in everything.items() if n == RECOMMENDED or n in CANDIDATES}
+    names = which.split(",")
+    if unknown := [n for n in names if n not in everything and not (model_dir / "configs" / f"{n}.pbtxt").is_file()]:
+        raise SystemExit(f"sweep: no configuration named {', '.join(unknown)}; known: {', '.join(everything)}")
+    return {n: everything.get(n) or read_model_config(model_dir, n) for n in names}
+
+
+def build_repository(root: Path, variants: dict[str, ModelConfig], checkpoint: str | None,
+                     output_channels: int | None) -> Path:
+    """A model repository holding text_recognition with every variant under configs/ (weights overridden)."""
+    target = root / RECOGNIZER
+    shutil.copytree(default_repository() / RECOGNIZER, target, ignore=shutil.ignore_patterns("configs", "__pycache__", "*.onnx"))
+    (target / "configs").mkdir()
+    for name, config in variants.items():
+        if checkpoint is not None:
+            set_parameter(config, "checkpoint", None if checkpoint == "none" else str(Path(checkpoint).resolve()))
+        if output_channels is not None:
+            set_parameter(config, "output_channels", str(output_channels))
+        (target / "configs" / f"{name}.pbtxt").write_text(text_format.MessageToString(config))
+    return root
