@@ -6,8 +6,11 @@ STAMP  := $(VENV)/.setup-done
 CONFIG ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+RPS ?= 2000
+P95_MS ?= 50
+CAPACITY_ARGS ?=
 
-.PHONY: setup demo test serve bench lock clean
+.PHONY: setup demo test serve bench capacity lock clean
 
 setup: $(STAMP)
 
@@ -30,6 +33,9 @@ serve: setup
 
 bench: setup
 	$(PY) scripts/sweep.py $(BENCH_ARGS)
+
+capacity: setup
+	$(PY) scripts/capacity.py --rps $(RPS) --p95-ms $(P95_MS) $(CAPACITY_ARGS)
 
 lock:
 	rm -rf /tmp/str-ocr-lock && $(PYTHON) -m venv /tmp/str-ocr-lock
