@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     plans = plan(curves, args.rps, budget)
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"{args.rps:,.0f} requests/s ({per_request} images each) at p95 <= {args.p95_ms:g} ms, from {args.bench}:\n")
-    print(f"| config | replicas | requests/s per replica | utilisation | planned p95 (ms) |\n| --- | ---: | ---: | ---: | ---: |")
+    print("| config | replicas | requests/s per replica | utilisation | planned p95 (ms) |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     for p in plans:
         print(f"| {p.variant} | {p.replicas} | {p.rate_per_replica:,.0f} | {p.utilisation:.0%} | {1e3 * p.p95_s:.1f} |")
     for name in sorted(curves.keys() - {p.variant for p in plans}):
@@ -103,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     steps = simulate(curves[variant], rule, day_of_traffic(args.rps), start, queue_limit())
     day = summarise(steps, budget)
     hpa = args.hpa.resolve()
-    print(f"A day under {hpa.relative_to(ROOT) if hpa.is_relative_to(ROOT) else hpa} ({variant}; peak {args.rps:,.0f} requests/s, {SPIKE[2]}x for "
+    shown = hpa.relative_to(ROOT) if hpa.is_relative_to(ROOT) else hpa
+    print(f"A day under {shown} ({variant}; peak {args.rps:,.0f} requests/s, {SPIKE[2]}x for "
           f"{(SPIKE[1] - SPIKE[0]) * 60:.0f} min at {SPIKE[0]:g}h; pods ready {start:.1f} s after they are asked for; "
           f"replicas {rule.min_replicas} to {rule.max_replicas}):")
     print(f"  {day.replica_hours:,.0f} replica-hours, at most {day.max_replicas} replicas; "

@@ -89,10 +89,11 @@ class Controller:
         for policy in direction.policies:
             changed = sum(c for t, c in self.events if t > now - policy.period_s and (c > 0) == rising)
             start = current - changed
-            if rising:
-                limits.append(start + policy.value if policy.kind == "Pods" else math.ceil(start * (1 + policy.value / 100)))
+            sign = 1 if rising else -1
+            if policy.kind == "Pods":
+                limits.append(start + sign * policy.value)
             else:
-                limits.append(start - policy.value if policy.kind == "Pods" else math.ceil(start * (1 - policy.value / 100)))
+                limits.append(math.ceil(start * (1 + sign * policy.value / 100)))
         most_change = max if rising else min
         return (most_change if direction.select == "Max" else (min if rising else max))(limits)
 

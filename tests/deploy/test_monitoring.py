@@ -83,7 +83,8 @@ def test_the_hpa_metric_is_one_the_adapter_serves_from_a_series_it_finds():
 
 def scrape_after_one_inference(triton_args: list[str]) -> str:
     LOGS.mkdir(exist_ok=True)
-    with ServerProcess(models=["text_recognition"], triton_args=triton_args, log_path=LOGS / "deploy-metrics.log") as server:
+    log = LOGS / "deploy-metrics.log"
+    with ServerProcess(models=["text_recognition"], triton_args=triton_args, log_path=log) as server:
         lines = grpcclient.InferInput("input.1", [2, 1, 32, 100], "FP32")
         lines.set_data_from_numpy(np.zeros((2, 1, 32, 100), np.float32))
         grpcclient.InferenceServerClient(server.grpc_url).infer("text_recognition", [lines])
@@ -95,8 +96,8 @@ def scrape_after_one_inference(triton_args: list[str]) -> str:
 def test_every_metric_read_is_exported_by_a_real_server():
     # The server runs with the tritonserver options the manifests pass (after `--`), summary latencies included.
     args = container(only("kubernetes/overlays/cpu", "Deployment")["spec"]["template"]["spec"])["args"]
-    exported = {line.split("{")[0].split()[0] for line in scrape_after_one_inference(args[args.index("--") + 1:]).splitlines()
-                if line and not line.startswith("#")}
+    scrape = scrape_after_one_inference(args[args.index("--") + 1:])
+    exported = {line.split("{")[0].split()[0] for line in scrape.splitlines() if line and not line.startswith("#")}
     assert "nv_inference_request_summary_us" in exported and "str_ocr_columns_total" in exported
     known = exported | recorded_names() | NOT_FROM_THE_SERVER
     unknown = {where: sorted(promql_metric_names(expr) - known) for where, expr in expressions().items()}

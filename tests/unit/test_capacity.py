@@ -18,8 +18,9 @@ CURVE = Curve("toy", (Point(1, 100.0, 0.010), Point(4, 150.0, 0.020), Point(8, 2
 
 
 def test_the_loader_reads_the_benchmark_in_requests():
-    curves = load_curves(ROOT / "bench/cpu-2-cores/sweep.csv", images_per_request(ROOT / "bench/cpu-2-cores/machine.json"))
-    assert images_per_request(ROOT / "bench/cpu-2-cores/machine.json") == 2  # measured with -b 2
+    bench = ROOT / "bench/cpu-2-cores"
+    assert images_per_request(bench / "machine.json") == 2  # measured with -b 2
+    curves = load_curves(bench / "sweep.csv", images_per_request(bench / "machine.json"))
     recommended = curves["recommended"]
     assert [p.concurrency for p in recommended.points] == sorted(p.concurrency for p in recommended.points)
     assert recommended.capacity == pytest.approx(1024.3 / 2)
