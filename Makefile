@@ -6,8 +6,11 @@ STAMP  := $(VENV)/.setup-done
 CONFIG ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+RPS ?= 2000
+P95_MS ?= 50
+CAPACITY_ARGS ?=
 
-.PHONY: setup demo test serve bench perf lock clean
+.PHONY: setup demo test serve bench perf capacity lock clean
 
 setup: $(STAMP)
 
@@ -35,6 +38,9 @@ bench: setup
 # NVIDIA's perf_analyzer, e.g. make perf ARGS="-m text_recognition -b 2 --shape input.1:1,32,100 --concurrency-range 2:16:2"
 perf: setup
 	$(VENV)/bin/perf_analyzer $(ARGS)
+
+capacity: setup
+	$(PY) scripts/capacity.py --rps $(RPS) --p95-ms $(P95_MS) $(CAPACITY_ARGS)
 
 lock:
 	rm -rf /tmp/str-ocr-lock && $(PYTHON) -m venv /tmp/str-ocr-lock

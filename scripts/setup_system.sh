@@ -2,7 +2,8 @@
 # What the project needs from the system, checked and installed (Debian packages) where missing:
 # - the local tritonserver's Python backend stub links the system's shared libpython of the
 #   virtualenv's Python version; NVIDIA's perf_analyzer links libb64;
-# - the synthetic text lines are drawn with TrueType fonts: DejaVu, Liberation and FreeFont.
+# - the synthetic text lines are drawn with TrueType fonts: DejaVu, Liberation and FreeFont;
+# - the deployment tests run promtool (Debian's prometheus package) on the alerting rules.
 set -euo pipefail
 python=${1:-python3}
 version=$("$python" -c 'import sys; print(f"{sys.version_info.major}.{sys.version_info.minor}")')
@@ -18,6 +19,7 @@ for font in dejavu/DejaVuSans.ttf liberation2/LiberationSans-Regular.ttf freefon
     freefont/*) missing+=(fonts-freefont-ttf) ;;
   esac
 done
+command -v promtool >/dev/null || missing+=(prometheus)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "setup: installing ${missing[*]}"
@@ -26,5 +28,9 @@ if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
   exit 1
 fi
 apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 ldconfig
+# Only promtool is wanted from the prometheus package: stop the server its installation may have started.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+  systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
