@@ -24,7 +24,7 @@ from pathlib import Path
 from str_ocr.contract import ADMIN_APIS, ADMIN_HEADER, DEFAULT_PORTS, Ports
 from str_ocr_client.http import TritonHTTP
 
-from .admin import ADMIN_KEY_ENV, admin_key, restriction_args
+from .admin import ADMIN_KEY_ENV, ADMIN_KEY_FILE_ENV, admin_key, restriction_args
 from .repository import backend_of, default_repository, instance_count, plan_models, read_model_config
 from .triton import ServerOptions, find_triton, server_command
 from .watchdog import Watchdog
@@ -77,7 +77,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="on SIGTERM, seconds in-flight requests get to finish (default: %(default)s)")
     parser.add_argument("--restrict-admin", action="store_true",
                         help=f"put the administrative APIs ({','.join(ADMIN_APIS)}) behind the header '{ADMIN_HEADER}': the "
-                             f"value of ${ADMIN_KEY_ENV}, or a key generated now and known only to this launcher")
+                             f"contents of the file ${ADMIN_KEY_FILE_ENV}, else the value of ${ADMIN_KEY_ENV}, else a key "
+                             "generated now and known only to this launcher")
     parser.add_argument("--watchdog", type=float, default=0, metavar="SECONDS",
                         help="probe every Python model this often and load again one whose stub process died (0: off)")
     parser.add_argument("--disable-auto-complete-config", action="store_true",
@@ -109,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("no model to load")
         return 2
 
-    key = admin_key(os.environ.get(ADMIN_KEY_ENV)) if args.restrict_admin else None
+    key = admin_key(os.environ) if args.restrict_admin else None
     http = TritonHTTP(f"127.0.0.1:{args.http_port}", key)
     options = ServerOptions(
         repository=args.model_repository, ports=Ports(args.http_port, args.grpc_port, args.metrics_port),
