@@ -6,11 +6,12 @@ STAMP  := $(VENV)/.setup-done
 CONFIG ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+ANALYZE_ARGS ?=
 RPS ?= 2000
 P95_MS ?= 50
 CAPACITY_ARGS ?=
 
-.PHONY: setup demo test serve bench perf capacity lock clean
+.PHONY: setup demo test serve bench perf analyze capacity lock clean
 
 setup: $(STAMP)
 
@@ -39,6 +40,16 @@ bench: setup
 perf: setup
 	$(VENV)/bin/perf_analyzer $(ARGS)
 
+# NVIDIA's Model Analyzer, in a virtualenv of its own (it wants numpy 2 and a newer tritonclient)
+ANALYZER := .venv-analyzer/bin/model-analyzer
+$(ANALYZER): requirements-analyzer.txt
+	$(PYTHON) -m venv .venv-analyzer
+	.venv-analyzer/bin/pip install --quiet --disable-pip-version-check -r requirements-analyzer.txt
+	touch $@
+
+analyze: setup $(ANALYZER)
+	$(PY) scripts/analyze.py --model-analyzer $(ANALYZER) $(ANALYZE_ARGS)
+
 capacity: setup
 	$(PY) scripts/capacity.py --rps $(RPS) --p95-ms $(P95_MS) $(CAPACITY_ARGS)
 
@@ -49,4 +60,4 @@ lock:
 	  /tmp/str-ocr-lock/bin/pip freeze | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .venv-analyzer .pytest_cache

@@ -63,13 +63,14 @@ def recommendations(results: Results) -> list[dict]:
 def served_table(results: Results, alone: Sequence[dict]) -> list[str]:
     top = top_levels(results)
     lines = ["| configuration | throughput (infer/s) | p95 latency (ms) | images / execution | server CPU ms / image "
-             "| serving efficiency | vs model alone's best throughput | tutorial, A100 (infer/s, p95 ms) |",
+             "(tritonserver + instances) | serving efficiency | vs model alone's best throughput | tutorial, A100 (infer/s, p95 ms) |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, lv in top.items():
         m, tutorial = lv.measured, TUTORIAL_A100.get(name)
         reference = f"{tutorial[0]:,.0f}, {tutorial[1] / 1e3:.1f}" if tutorial else ""
         lines.append(f"| {name} | {m.throughput:,.0f} | {m.p95_us / 1e3:.1f} | {lv.images_per_execution:.2f} | "
-                     f"{lv.server_cpu_seconds_per_image * 1e3:.3f} | {efficiency(lv, alone):.2f} | "
+                     f"{lv.server_cpu_seconds_per_image * 1e3:.3f} ({lv.tritonserver_cpu_seconds_per_image * 1e3:.3f} + "
+                     f"{lv.instances_cpu_seconds_per_image * 1e3:.3f}) | {efficiency(lv, alone):.2f} | "
                      f"{m.throughput / fastest(alone)['images_per_second']:.2f} | {reference} |")
     if {"no_batching", "dynamic_batching"} <= top.keys():
         ratio = top["dynamic_batching"].measured.throughput / top["no_batching"].measured.throughput
@@ -143,18 +144,21 @@ def write(out: Path, machine: dict, alone: Sequence[dict], results: Results, mix
     out.mkdir(parents=True, exist_ok=True)
     picks = recommendations(results)
     (out / "machine.json").write_text(json.dumps(machine, indent=2))
-    served = {name: [asdict(lv) for lv in levels] for name, levels in results.items()}
+    served = {name: [asdict(lv) | {"server_cpu_seconds_per_image": lv.server_cpu_seconds_per_image} for lv in levels]
+              for name, levels in results.items()}
     (out / "sweep.json").write_text(json.dumps({"machine": machine, "model_alone": list(alone), "served": served,
                                                 "width_mix": list(mix), "recommendations": picks}, indent=2))
     with (out / "sweep.csv").open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["variant", "concurrency", "throughput_infer_per_s", "p50_us", "p95_us", "p99_us", "queue_us",
-                         "compute_infer_us", "images_per_execution", "server_cpu_ms_per_image", "efficiency", "exit_code"])
+                         "compute_infer_us", "images_per_execution", "server_cpu_ms_per_image", "tritonserver_cpu_ms_per_image",
+                         "instances_cpu_ms_per_image", "efficiency", "exit_code"])
         for levels in results.values():
             for lv in (lv for lv in levels if lv.measured):
                 m = lv.measured
                 writer.writerow([lv.variant, m.concurrency, f"{m.throughput:.1f}", round(m.p50_us), round(m.p95_us),
                                  round(m.p99_us), round(m.queue_us), round(m.compute_infer_us), f"{lv.images_per_execution:.2f}",
-                                 f"{lv.server_cpu_seconds_per_image * 1e3:.4f}", f"{efficiency(lv, alone):.3f}", lv.exit_code])
+                                 f"{lv.server_cpu_seconds_per_image * 1e3:.4f}", f"{lv.tritonserver_cpu_seconds_per_image * 1e3:.4f}",
+                                 f"{lv.instances_cpu_seconds_per_image * 1e3:.4f}", f"{efficiency(lv, alone):.3f}", lv.exit_code])
     (out / "README.md").write_text(markdown(machine, alone, results, mix, picks))
     plot(out / "sweep.png", results, alone, f"text_recognition on {machine['description']}")

@@ -36,17 +36,23 @@ class Level:
     measured: perf_analyzer.Measurement | None
     exit_code: int
     images_per_execution: float
-    server_cpu_seconds_per_image: float
-    """CPU time of tritonserver and every stub process, per image Triton counted, over the whole run."""
+    tritonserver_cpu_seconds_per_image: float
+    """CPU time of the tritonserver process (requests in and out, scheduling) per image Triton counted."""
+    instances_cpu_seconds_per_image: float
+    """CPU time of the model instances' stub processes (the network, and the Python around it) per image."""
+
+    @property
+    def server_cpu_seconds_per_image(self) -> float:
+        return self.tritonserver_cpu_seconds_per_image + self.instances_cpu_seconds_per_image
 
 
 def measure_level(server: ServerProcess, client: grpcclient.InferenceServerClient, variant: str, concurrency: int,
                   csv_path: Path, batch_size: int, window: perf_analyzer.Window,
                   shape: str | None = perf_analyzer.TUTORIAL_SHAPE, extra: tuple[str, ...] = ()) -> Level:
     """One perf_analyzer run; where it cannot stabilise (exit 2), one more with windows twice as long."""
-    pids = server.triton_pids() + server.stub_pids(RECOGNIZER)
+    groups = [server.triton_pids(), server.stub_pids(RECOGNIZER)]
     images, executions = execution_counts(client)
-    cpu = cpu_seconds(pids)
+    cpu = [cpu_seconds(pids) for pids in groups]
     for attempt in (window, replace(window, interval_ms=2 * window.interval_ms)):
         run = perf_analyzer.run(server.grpc_url, RECOGNIZER, f"{concurrency}:{concurrency}", csv_path, batch_size, shape,
                                 attempt, extra)
@@ -54,11 +60,12 @@ def measure_level(server: ServerProcess, client: grpcclient.InferenceServerClien
             break
     images_after, executions_after = execution_counts(client)
     images, executions = images_after - images, executions_after - executions
+    spent = [(cpu_seconds(pids) - before) / images if images else 0.0 for pids, before in zip(groups, cpu)]
     if run.exit_code:
         tqdm.write(f"{variant} at concurrency {concurrency}: perf_analyzer exited {run.exit_code}: "
                    f"{run.output.strip().splitlines()[-1] if run.output.strip() else ''}")
     return Level(variant, run.measurements[0] if run.measurements else None, run.exit_code,
-                 images / executions if executions else 0.0, (cpu_seconds(pids) - cpu) / images if images else 0.0)
+                 images / executions if executions else 0.0, *spent)
 
 
 def measure_variant(repository: Path, variant: str, levels: list[int], out: Path, logs: Path, batch_size: int,
