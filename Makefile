@@ -15,7 +15,7 @@ CAPACITY_ARGS ?=
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_perf_analyzer.sh
+$(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_perf_analyzer.sh backend_src/str_ocr/fonts.py
 	bash scripts/setup_system.sh $(PYTHON)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt

@@ -2,23 +2,19 @@
 # What the project needs from the system, checked and installed (Debian packages) where missing:
 # - the local tritonserver's Python backend stub links the system's shared libpython of the
 #   virtualenv's Python version; NVIDIA's perf_analyzer links libb64;
-# - the synthetic text lines are drawn with TrueType fonts: DejaVu, Liberation and FreeFont;
+# - the synthetic text lines are drawn in the faces backend_src/str_ocr/fonts.py declares (training and
+#   held-out), which names each one's package;
 # - the deployment tests run promtool (Debian's prometheus package) on the alerting rules.
 set -euo pipefail
 python=${1:-python3}
+root=$(cd "$(dirname "$0")/.." && pwd)
 version=$("$python" -c 'import sys; print(f"{sys.version_info.major}.{sys.version_info.minor}")')
 
 missing=()
 ldconfig -p | grep -q "libpython${version}.so.1.0" || missing+=("libpython${version}")
 ldconfig -p | grep -q "libb64.so.0d" || missing+=(libb64-0d)  # NVIDIA's perf_analyzer links it
-for font in dejavu/DejaVuSans.ttf liberation2/LiberationSans-Regular.ttf freefont/FreeSans.ttf; do
-  [ -f "/usr/share/fonts/truetype/$font" ] && continue
-  case $font in
-    dejavu/*) missing+=(fonts-dejavu-core fonts-dejavu-extra) ;;
-    liberation2/*) missing+=(fonts-liberation2) ;;
-    freefont/*) missing+=(fonts-freefont-ttf) ;;
-  esac
-done
+mapfile -t fonts < <("$python" "$root/backend_src/str_ocr/fonts.py" missing-packages)
+missing+=("${fonts[@]}")
 command -v promtool >/dev/null || missing+=(prometheus)
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -40,11 +40,12 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm import tqdm
 
 from str_ocr import STRModel, load_model, output_length, save_checkpoint
+from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
 from str_ocr.packing import pad_to_width
 from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
 from str_ocr.recognizer import Recognizer
-from str_ocr.synth import Sample, TextLineSynth, ctc_feasible, find_fonts
+from str_ocr.synth import Sample, TextLineSynth, Variety, ctc_feasible
 from str_ocr.text import encode
 
 VALIDATION_SEED_OFFSET = 1_000_003
@@ -76,8 +77,10 @@ class SyntheticBatches(IterableDataset):
     """Endless batches; each worker draws from its own seed. ``buckets`` batches of variable-width
     lines are drawn at once and cut by width, so that padding stays small."""
 
-    def __init__(self, seed: int, batch_size: int, fixed_fraction: float, buckets: int = 4) -> None:
+    def __init__(self, seed: int, batch_size: int, fixed_fraction: float, buckets: int = 4,
+                 fonts: str = "training", variety: Variety = Variety()) -> None:
         self.seed, self.batch_size, self.fixed_fraction, self.buckets = seed, batch_size, fixed_fraction, buckets
+        self.fonts, self.variety = fonts, variety
 
     def _samples(self, synth: TextLineSynth, count: int, width: int | None) -> list[Sample]:
         samples = []
@@ -90,7 +93,7 @@ class SyntheticBatches(IterableDataset):
     def __iter__(self) -> Iterator[Batch]:
         worker = get_worker_info()
         seed = self.seed * 1009 + (worker.id if worker else 0)
-        synth, rng = TextLineSynth(seed), random.Random(seed)
+        synth, rng = TextLineSynth(seed, self.fonts, variety=self.variety), random.Random(seed)
         while True:
             if rng.random() < self.fixed_fraction:
                 yield collate(self._samples(synth, self.batch_size, TUTORIAL_WIDTH))
@@ -101,9 +104,9 @@ class SyntheticBatches(IterableDataset):
             yield from map(collate, chunks)
 
 
-def validation_set(seed: int, count: int) -> list[Sample]:
+def validation_set(seed: int, count: int, fonts: str = "training") -> list[Sample]:
     """Half fixed 32x100 lines, half variable width, from a seed training never uses."""
-    synth = TextLineSynth(seed + VALIDATION_SEED_OFFSET)
+    synth = TextLineSynth(seed + VALIDATION_SEED_OFFSET, fonts)
     return [synth.sample(TUTORIAL_WIDTH if i % 2 == 0 else None) for i in range(count)]
 
 
@@ -140,6 +143,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--weight-decay", type=float, default=1e-4)
     parser.add_argument("--fixed-fraction", type=float, default=0.4, help="share of batches at the tutorial's 32x100")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fonts", default="training", choices=list(FONT_SETS), help="font set (default: %(default)s)")
+    default = Variety()
+    shares = {"light_on_dark": "light text on a dark ground", "stretch": "stretched or squeezed lines",
+              "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping"}
+    for name, help_text in shares.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
+                            help=f"share of {help_text} (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     parser.add_argument("--val-every", type=int, default=1000)
@@ -154,7 +164,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parse_args(argv)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else "cpu" if args.device == "auto" else args.device)
     torch.manual_seed(args.seed)
-    find_fonts()  # fail now, not in a worker, when there are none
+    font_files(args.fonts)  # fail now, not in a worker, when faces are missing
+    variety = Variety(args.light_on_dark, args.stretch, args.heavy, args.basic_layout)
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
@@ -173,11 +184,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if device.type == "cpu":
         torch.set_num_threads(max(1, torch.get_num_threads() - workers))
     data = DataLoader(
-        SyntheticBatches(args.seed + step, args.batch_size, args.fixed_fraction),
+        SyntheticBatches(args.seed + step, args.batch_size, args.fixed_fraction, fonts=args.fonts, variety=variety),
         batch_size=None, num_workers=workers, pin_memory=device.type == "cuda", persistent_workers=workers > 0,
         prefetch_factor=4 if workers else None,
     )
-    validation = validation_set(args.seed, args.val_size)
+    validation = validation_set(args.seed, args.val_size, args.fonts)
     budget = args.time_budget * 60 if args.time_budget else math.inf
     start = time.monotonic() - elapsed_before
     metrics: dict[str, float] = {}

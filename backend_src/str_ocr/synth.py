@@ -1,19 +1,21 @@
-"""Synthetic text lines for training and evaluation, rendered with Pillow from the machine's fonts.
+"""Synthetic text lines for training and evaluation, rendered with Pillow in a declared font set.
 
 Each line is a string over the alphabet (random characters, word-like syllables, or numbers and
-codes) drawn in a random font, size, case and polarity, then distorted the way photographed and
-scanned text is: margins, slight rotation and shear, blur, noise, low contrast, JPEG artefacts.
-The result goes through ``preprocess.resize_line``, as served images do.
+codes) drawn in a random face of the set (``str_ocr.fonts``: ``training`` unless told), size, case
+and polarity, then distorted the way photographed and scanned text is: margins, slight rotation and
+shear, blur, noise, low contrast, JPEG artefacts. The result goes through ``preprocess.resize_line``,
+as served images do. ``Variety`` adds more: light-on-dark lines, faces stretched or squeezed, drawn
+heavier, or laid out without shaping.
 
     synth = TextLineSynth(seed=1)
     sample = synth.sample()                      # variable width: height 32, aspect ratio kept
     sample = synth.sample(width=TUTORIAL_WIDTH)  # the tutorial's fixed 32x100
+    unseen = TextLineSynth(seed=1, fonts="held-out", variety=Variety(light_on_dark=1.0))
 """
 
 from __future__ import annotations
 
 import io
-import os
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,11 +25,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
+from .fonts import font_files
 from .preprocess import TUTORIAL_WIDTH, resize_line
 from .text import ALPHABET
 
-FONT_DIRS_ENV = "STR_OCR_FONT_DIRS"
-DEFAULT_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts")
 MAX_CHARS = 25
 FIXED_MAX_CHARS = 12
 """Longest string drawn into the tutorial's fixed 32x100 input: past about 12 characters each one
@@ -38,23 +39,24 @@ ONSETS = [*CONSONANTS, "br", "ch", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh
 CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "ng", "ck", "st", "nd", "rt"]
 
 
-def find_fonts(dirs: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
-    """TrueType/OpenType fonts under ``dirs`` (default: ``$STR_OCR_FONT_DIRS``, else the system's),
-    in a machine-independent order so that a seed draws the same fonts wherever they are installed."""
-    if dirs is None:
-        dirs = os.environ.get(FONT_DIRS_ENV, os.pathsep.join(DEFAULT_FONT_DIRS)).split(os.pathsep)
-    found = {p.name: p for d in dirs for p in Path(d).expanduser().rglob("*") if p.suffix.lower() in {".ttf", ".otf"}}
-    if not found:
-        raise FileNotFoundError(
-            f"no .ttf/.otf fonts under {list(map(str, dirs))}: run `make setup` (installs DejaVu, Liberation "
-            f"and FreeFont) or point ${FONT_DIRS_ENV} at a folder of fonts"
-        )
-    return [found[name] for name in sorted(found)]
+@dataclass(frozen=True)
+class Variety:
+    """How often each variation is drawn, each a share of lines from 0 to 1. The defaults draw the
+    lines the first weights were trained and measured on; other values draw other lines."""
+
+    light_on_dark: float = 0.25
+    stretch: float = 0.0
+    """Lines stretched or squeezed horizontally (0.7x to 1.4x), as wider and narrower faces are."""
+    heavy: float = 0.0
+    """Lines drawn with a 1-pixel stroke around the glyphs, heavier than the face's own weight."""
+    basic_layout: float = 0.0
+    """Lines laid out glyph by glyph, without shaping: no ligatures such as "fl" and "fi", no kerning."""
 
 
-@lru_cache(maxsize=512)
-def _font(path: Path, size: int) -> ImageFont.FreeTypeFont:
-    return ImageFont.truetype(str(path), size)
+@lru_cache(maxsize=1024)
+def _font(path: Path, size: int, basic_layout: bool = False) -> ImageFont.FreeTypeFont:
+    engine = ImageFont.Layout.BASIC if basic_layout else None  # None: Raqm where Pillow has it
+    return ImageFont.truetype(str(path), size, layout_engine=engine)
 
 
 @dataclass(frozen=True)
@@ -66,13 +68,16 @@ class Sample:
 
 
 class TextLineSynth:
-    """A seeded, endless source of text-line images; the same seed and fonts give the same lines."""
+    """A seeded, endless source of text-line images; the same seed, fonts and variety give the same lines.
+    ``fonts`` is a declared set's name (``str_ocr.fonts.FONT_SETS``) or a list of font files."""
 
-    def __init__(self, seed: int, fonts: Sequence[Path] | None = None, max_width: int = 2048) -> None:
+    def __init__(self, seed: int, fonts: str | Sequence[Path] = "training", max_width: int = 2048,
+                 variety: Variety = Variety()) -> None:
         self.rng = random.Random(seed)
         self.noise = np.random.default_rng(seed)
-        self.fonts = list(fonts) if fonts is not None else find_fonts()
+        self.fonts = font_files(fonts) if isinstance(fonts, str) else list(fonts)
         self.max_width = max_width
+        self.variety = variety
 
     # --- what the line says ---
 
@@ -102,18 +107,30 @@ class TextLineSynth:
         contrast = self.rng.randint(60, 230)
         background = self.rng.randint(contrast, 255)
         ink = background - contrast
-        return (background, ink) if self.rng.random() < 0.75 else (ink, background)
+        light_on_dark = self.rng.random() >= 1 - self.variety.light_on_dark
+        return (ink, background) if light_on_dark else (background, ink)
+
+    def _chance(self, share: float) -> bool:
+        """Whether to apply a variation of this ``share``; draws nothing when it is 0, so that
+        the default variety draws the same lines as before it existed."""
+        return share > 0 and self.rng.random() < share
 
     def _draw(self, shown: str) -> Image.Image:
         rng = self.rng
         size = rng.randint(28, 56)
-        font = _font(rng.choice(self.fonts), size)
+        path = rng.choice(self.fonts)
+        font = _font(path, size, self._chance(self.variety.basic_layout))
         background, ink = self._colours()
-        left, top, right, bottom = font.getbbox(shown)
+        stroke = 1 if self._chance(self.variety.heavy) else 0
+        left, top, right, bottom = font.getbbox(shown, stroke_width=stroke)
         margin_x = [int(rng.uniform(0.0, 0.5) * size) for _ in range(2)]
         margin_y = [int(rng.uniform(0.0, 0.3) * size) for _ in range(2)]
         canvas = Image.new("L", (right - left + sum(margin_x), bottom - top + sum(margin_y)), background)
-        ImageDraw.Draw(canvas).text((margin_x[0] - left, margin_y[0] - top), shown, font=font, fill=ink)
+        ImageDraw.Draw(canvas).text((margin_x[0] - left, margin_y[0] - top), shown, font=font, fill=ink,
+                                    stroke_width=stroke, stroke_fill=ink)
+        if self._chance(self.variety.stretch):
+            factor = rng.uniform(0.7, 1.4)
+            canvas = canvas.resize((max(1, round(canvas.width * factor)), canvas.height), Image.Resampling.BILINEAR)
         return self._distort(canvas, background)
 
     def _distort(self, image: Image.Image, background: int) -> Image.Image:

@@ -2,9 +2,10 @@ import numpy as np
 import pytest
 
 from str_ocr import ALPHABET, INPUT_HEIGHT
+from str_ocr.fonts import font_files
 from str_ocr.metrics import edit_distance, score
 from str_ocr.preprocess import TUTORIAL_WIDTH
-from str_ocr.synth import FIXED_MAX_CHARS, MAX_CHARS, TextLineSynth, ctc_feasible, find_fonts
+from str_ocr.synth import FIXED_MAX_CHARS, MAX_CHARS, TextLineSynth, Variety, ctc_feasible
 
 
 def test_the_same_seed_draws_the_same_lines():
@@ -26,10 +27,24 @@ def test_lines_are_grey_32_high_and_say_text_over_the_alphabet():
     assert len({s.image.shape[1] for s in variable}) > 10  # widths follow the text
 
 
-def test_fonts_are_found_and_missing_fonts_are_explained(tmp_path):
-    assert len(find_fonts()) >= 3
-    with pytest.raises(FileNotFoundError, match="make setup"):
-        find_fonts([tmp_path])
+def test_lines_are_drawn_in_the_set_asked_for():
+    assert TextLineSynth(1).fonts == font_files("training")
+    held_out = TextLineSynth(1, "held-out")
+    assert held_out.fonts == font_files("held-out")
+    assert all(s.image.shape[0] == INPUT_HEIGHT for s in (held_out.sample() for _ in range(20)))
+
+
+@pytest.mark.parametrize("share, light_text", [(0.0, False), (1.0, True)])
+def test_polarity_is_chosen_by_the_variety(share, light_text):
+    synth = TextLineSynth(2, variety=Variety(light_on_dark=share))
+    assert all((ink > background) == light_text for background, ink in (synth._colours() for _ in range(50)))
+
+
+@pytest.mark.parametrize("variety", [Variety(stretch=1.0), Variety(heavy=1.0), Variety(basic_layout=1.0)])
+def test_each_variation_changes_the_lines(variety):
+    plain, varied = TextLineSynth(4), TextLineSynth(4, variety=variety)
+    pairs = [(plain.sample(), varied.sample()) for _ in range(10)]
+    assert any(a.image.shape != b.image.shape or (a.image != b.image).any() for a, b in pairs)
 
 
 def test_ctc_feasibility_counts_blanks_between_repeats():

@@ -1,0 +1,57 @@
+"""The declared font sets: what they name, that training and held-out faces never meet, and what a
+machine without them is told."""
+
+import pytest
+
+from str_ocr import fonts
+
+
+def files(faces):
+    return {face.file for face in faces}
+
+
+def test_training_and_held_out_faces_never_meet():
+    assert not files(fonts.TRAINING) & files(fonts.HELD_OUT)
+    assert not {face.path.name for face in fonts.TRAINING} & {face.path.name for face in fonts.HELD_OUT}
+
+
+def test_the_core_faces_are_training_faces_and_come_first():
+    assert fonts.TRAINING[: len(fonts.CORE)] == fonts.CORE
+    assert len(files(fonts.TRAINING)) == len(fonts.TRAINING)  # no face twice
+
+
+def test_held_out_faces_include_kinds_training_has_none_of():
+    unseen = {face.kind for face in fonts.HELD_OUT} - {face.kind for face in fonts.TRAINING}
+    assert {"rounded sans", "slab serif"} <= unseen
+
+
+def test_the_sets_are_varied():
+    for name in ("training", "held-out"):
+        kinds = {face.kind for face in fonts.FONT_SETS[name]}
+        assert {"serif", "mono", "humanist sans", "geometric sans", "condensed sans"} <= kinds
+        stems = " ".join(face.path.stem for face in fonts.FONT_SETS[name])
+        assert all(style in stems for style in ("Bold", "Italic", "Light"))
+
+
+@pytest.mark.parametrize("name", list(fonts.FONT_SETS))
+def test_every_declared_face_is_installed(name):
+    assert [path.is_file() for path in fonts.font_files(name)] == [True] * len(fonts.FONT_SETS[name])
+
+
+def test_missing_faces_name_the_packages_to_install(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(fonts, "FONT_ROOT", tmp_path)
+    with pytest.raises(fonts.FontsMissingError, match="make setup.*fonts-comfortaa.*fonts-urw-base35"):
+        fonts.font_files("held-out")
+    assert fonts.main(["missing-packages"]) == 0
+    listed = capsys.readouterr().out.split()
+    assert listed == sorted({face.package for faces in fonts.FONT_SETS.values() for face in faces})
+
+
+def test_nothing_is_missing_after_setup(capsys):
+    assert fonts.main(["missing-packages"]) == 0
+    assert capsys.readouterr().out.strip() == ""
+
+
+def test_an_unknown_set_is_refused():
+    with pytest.raises(KeyError, match="training, held-out"):
+        fonts.font_files("everything")
