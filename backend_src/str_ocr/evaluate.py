@@ -1,0 +1,130 @@
+"""Word accuracy and character error rate of the recogniser on synthetic lines no training run draws.
+
+Three groups of sets, each drawn from a seed that training never uses:
+
+- ``current``: the sets the first weights were measured on: the ``core`` faces (DejaVu, Liberation,
+  FreeFont), either polarity (a quarter light on dark), the tutorial's fixed 32x100 input with 1 to 12
+  characters, and variable-width lines (height 32, aspect ratio kept) with 1 to 25;
+- ``training``: the training faces, and ``held-out``: faces training never sees; each at fixed 32x100
+  (1 to 10 characters) and variable width (1 to 25), dark on light and light on dark separately.
+
+``scripts/evaluate.py`` is its command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from .benchmark import images_per_second
+from .checkpoint import load_model
+from .metrics import Scores, score
+from .preprocess import TUTORIAL_WIDTH
+from .recognizer import Recognizer
+from .synth import MAX_CHARS, Sample, TextLineSynth, Variety
+from .text import Reading
+
+DEFAULT_SEED = 20_261_122
+GROUPS = ("current", "training", "held-out")
+FIXED_CHARS = 10
+"""Longest string of the fixed 32x100 sets of the training and held-out faces: past 10 characters
+a line squeezed into 100 pixels is read less well by any reader (see ``synth.FIXED_MAX_CHARS``)."""
+LENGTH_BUCKETS = [(1, 5), (6, 10), (11, 15), (16, 20), (21, 25)]
+WIDTHS = {"fixed 32x100": (TUTORIAL_WIDTH, FIXED_CHARS), "variable width": (None, MAX_CHARS)}
+POLARITIES = {"dark on light": 0.0, "light on dark": 1.0}
+
+
+def draw_group(group: str, seed: int, count: int) -> dict[str, list[Sample]]:
+    """The named sets of ``group`` (one of ``GROUPS``), ``count`` lines each."""
+    if group == "current":  # drawn exactly as the first weights were measured: one generator, fixed lines first
+        synth = TextLineSynth(seed, "core")
+        return {
+            "current: fixed 32x100": [synth.sample(TUTORIAL_WIDTH) for _ in range(count)],
+            "current: variable width": [synth.sample() for _ in range(count)],
+        }
+    sets = {}
+    for i, (width_name, (width, max_chars)) in enumerate(WIDTHS.items()):
+        for j, (polarity, share) in enumerate(POLARITIES.items()):
+            synth = TextLineSynth(seed + 2 * i + j + 1, group, variety=Variety(light_on_dark=share))
+            sets[f"{group}: {width_name}, {polarity}"] = [synth.sample(width, max_chars) for _ in range(count)]
+    return sets
+
+
+def _as_dict(scores: Scores) -> dict:
+    return {"lines": scores.lines, "word_accuracy": scores.word_accuracy, "cer": scores.cer}
+
+
+def report(name: str, samples: list[Sample], readings: list[Reading], examples: int) -> dict:
+    texts, truths = [r.text for r in readings], [s.text for s in samples]
+    overall = score(texts, truths)
+    print(f"{name}: {overall}")
+    by_length = {}
+    for low, high in LENGTH_BUCKETS:
+        picked = [i for i, t in enumerate(truths) if low <= len(t) <= high]
+        if picked:
+            bucket = score([texts[i] for i in picked], [truths[i] for i in picked])
+            by_length[f"{low}-{high}"] = _as_dict(bucket)
+            print(f"  {low:2}-{high:<2} characters: {bucket}")
+    mistakes = [(t, r) for t, r in zip(truths, texts) if t != r]
+    for truth, reading in mistakes[:examples]:
+        print(f"  mistake: {truth!r} read as {reading!r}")
+    shown = [{"truth": t, "read": r} for t, r in mistakes[:examples]]
+    return {**_as_dict(overall), "by_length": by_length, "mistakes": shown}
+
+
+def table(sets: dict[str, dict]) -> str:
+    """The results as the README's Markdown table."""
+    rows = ["| set | word accuracy | character error rate |", "| --- | --- | --- |"]
+    rows += [f"| {name} | {r['word_accuracy']:.1%} | {r['cer']:.2%} |" for name, r in sets.items()]
+    return "\n".join(rows)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", type=Path, help="weights (default: what text_recognition's config.pbtxt serves)")
+    parser.add_argument("--output-channels", type=int, help="width of the recogniser (with --checkpoint)")
+    parser.add_argument("--sets", nargs="+", choices=GROUPS, default=list(GROUPS), help="default: all")
+    parser.add_argument("--count", type=int, default=1000, help="lines per set (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--url", help="read through the served model at this gRPC address instead of in-process")
+    parser.add_argument("--model", default="text_recognition", help="served model name, with --url")
+    parser.add_argument("--examples", type=int, default=3, help="mistakes to show per set")
+    parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    args = parse_args(argv)
+    if args.checkpoint is None:
+        from str_ocr_server.repository import served_weights  # noqa: PLC0415 - the model package needs it not
+
+        args.checkpoint, args.output_channels = served_weights()
+    channels = args.output_channels or 512
+    model = load_model(args.checkpoint, channels)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    where = f"served by {args.url} ({args.model})" if args.url else f"in-process on {device}"
+    print(f"evaluating {args.checkpoint} ({channels} channels) {where}, seed {args.seed}")
+    results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed, "sets": {}}
+    recognizer = Recognizer(model, device, max_lines=256)
+    if args.url:
+        from str_ocr_client.sending import read_lines  # noqa: PLC0415 - only this path needs the client
+    for group in args.sets:
+        for name, samples in draw_group(group, args.seed, args.count).items():
+            images = [s.image for s in samples]
+            readings = read_lines(args.url, images, args.model) if args.url else recognizer.read(images)
+            results["sets"][name] = report(name, samples, readings, args.examples)
+    print(table(results["sets"]))
+    if args.speed:
+        parameters = sum(p.numel() for p in model.parameters())
+        speed = {f"batch_{b}": images_per_second(load_model(args.checkpoint, channels), b) for b in (1, 8)}
+        results.update(parameters=parameters, file_bytes=Path(args.checkpoint).stat().st_size, cpu_images_per_second=speed)
+        print(f"{parameters:,} parameters, {results['file_bytes'] / 1e6:.1f} MB; in-process on the CPU "
+              f"({torch.get_num_threads()} threads): {speed['batch_1']:.0f} img/s at batch 1, {speed['batch_8']:.0f} at batch 8")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return results
