@@ -1,0 +1,41 @@
+"""The evaluation sets: which faces, widths and polarities each draws, and the report it ends with."""
+
+import numpy as np
+import torch
+
+from str_ocr import STRModel, save_checkpoint
+from str_ocr.evaluate import FIXED_CHARS, draw_group, main
+from str_ocr.fonts import FONT_SETS
+
+
+def test_the_training_and_held_out_groups_draw_four_sets_each():
+    for group in ("training", "held-out"):
+        sets = draw_group(group, seed=3, count=6)
+        assert list(sets) == [f"{group}: {w}, {p}" for w in ("fixed 32x100", "variable width")
+                              for p in ("dark on light", "light on dark")]
+        fixed = sets[f"{group}: fixed 32x100, dark on light"] + sets[f"{group}: fixed 32x100, light on dark"]
+        assert all(s.image.shape == (32, 100) and 1 <= len(s.text) <= FIXED_CHARS for s in fixed)
+
+
+def test_a_polarity_set_is_all_of_that_polarity():
+    sets = draw_group("held-out", seed=5, count=20)
+    # Light text on a dark ground: the brightest pixels are few, so the median sits below the middle.
+    darker = [np.median(s.image) < s.image.mean() + 1 for s in sets["held-out: variable width, light on dark"]]
+    lighter = [np.median(s.image) > s.image.mean() - 1 for s in sets["held-out: variable width, dark on light"]]
+    assert sum(darker) >= 18 and sum(lighter) >= 18
+
+
+def test_the_current_group_is_drawn_in_the_core_faces():
+    sets = draw_group("current", seed=1, count=4)
+    assert list(sets) == ["current: fixed 32x100", "current: variable width"]
+    assert FONT_SETS["core"] == FONT_SETS["training"][: len(FONT_SETS["core"])]
+
+
+def test_main_reports_every_set_and_ends_with_the_table(tmp_path, capsys):
+    torch.manual_seed(0)
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "w.pth")
+    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--output-channels", "16", "--count", "3",
+                    "--sets", "current", "held-out", "--json", str(tmp_path / "r.json")])
+    assert len(results["sets"]) == 6 and (tmp_path / "r.json").is_file()
+    assert all(0 <= r["word_accuracy"] <= 1 and r["lines"] == 3 for r in results["sets"].values())
+    assert "| held-out: variable width, light on dark |" in capsys.readouterr().out
