@@ -12,7 +12,7 @@ from str_ocr_capacity.hpa import Controller, Direction, HpaRule, Policy, quantit
 from str_ocr_capacity.queueing import curve_p95, plan, queue_wait, replica_p95, replicas_needed
 from str_ocr_capacity.simulate import day_of_traffic, simulate, summarise
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # One replica: 100 requests/s at 10 ms with 1 in flight, up to 200 requests/s at 40 ms with 8.
 CURVE = Curve("toy", (Point(1, 100.0, 0.010), Point(4, 150.0, 0.020), Point(8, 200.0, 0.040)))
 

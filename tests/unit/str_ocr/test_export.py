@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch import nn
 
-from scripts import export_onnx
+from str_ocr import export as export_onnx
 from str_ocr import STRModel, load_model, save_checkpoint
 from str_ocr.export import compare, parity_batches
 

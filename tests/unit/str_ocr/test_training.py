@@ -2,7 +2,7 @@
 
 import pytest
 
-from scripts import train
+from str_ocr import training as train
 from str_ocr import Recognizer, load_model
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import TextLineSynth

@@ -1,0 +1,234 @@
+"""Training the recogniser with CTC on synthetic text lines (``scripts/train.py`` is its command line).
+
+The shipped weights came from four runs of scripts/train.py: on one H100 with 16 cores,
+
+    train.py --output-channels 64 --steps 40000 --time-budget 7.2 --batch-size 256 --workers 15 \\
+        --val-every 2000 --val-size 1024 --run-dir runs/str64
+    train.py ... --time-budget 14.0 --fixed-fraction 0.5 --run-dir runs/str64   # resumed, with masked padding
+
+then twice on a 2-core CPU (120 to 140 lines a second there), with more of the fixed 32x100 lines,
+
+    train.py --init runs/str64/model.pth --output-channels 64 --steps 100000 --time-budget 45 --batch-size 48 \\
+        --lr 3e-4 --fixed-fraction 0.7 --seed 7 --run-dir runs/str64-ft \\
+        --output model_repository/text_recognition/1/str_64ch.pth
+    train.py --init model_repository/text_recognition/1/str_64ch.pth --output-channels 64 --steps 100000 \\
+        --time-budget 65 --batch-size 48 --lr 2e-4 --fixed-fraction 0.8 --seed 13 --val-every 500 --val-size 512 \\
+        --run-dir runs/str64-ft2 --output runs/str64-ft2/str_64ch.pth    # then copied over the shipped file
+
+Seeded; resumable (it picks up ``--run-dir``'s ``last.pt``); shows a progress bar with the loss and
+the validation word accuracy; runs on a GPU where there is one. Batches mix the tutorial's fixed
+32x100 lines with variable-width lines zero-padded to the widest in their batch and masked past their
+own width, exactly as ragged batches are served. The learning rate follows a cosine
+over the run's progress: the larger of steps done and time used, when a time budget is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+from tqdm import tqdm
+
+from str_ocr import STRModel, load_model, output_length, save_checkpoint
+from str_ocr.fonts import FONT_SETS, font_files
+from str_ocr.metrics import Scores, score
+from str_ocr.packing import pad_to_width
+from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
+from str_ocr.recognizer import Recognizer
+from str_ocr.synth import Sample, TextLineSynth, Variety, ctc_feasible
+from str_ocr.text import encode
+
+VALIDATION_SEED_OFFSET = 1_000_003
+
+
+@dataclass
+class Batch:
+    images: torch.Tensor  # [N, 1, 32, W_max], normalised, zero-padded on the right
+    widths: torch.Tensor  # each line's real width, so the model masks the padding as served batches do
+    targets: torch.Tensor  # all labels, concatenated
+    input_lengths: torch.Tensor  # CTC time steps of each line's real width
+    target_lengths: torch.Tensor
+
+
+def collate(samples: list[Sample]) -> Batch:
+    width = max(s.image.shape[1] for s in samples)
+    images = torch.cat([pad_to_width(torch.from_numpy(normalize(s.image))[None, None], width) for s in samples])
+    labels = [encode(s.text) for s in samples]
+    return Batch(
+        images=images,
+        widths=torch.tensor([s.image.shape[1] for s in samples], dtype=torch.long),
+        targets=torch.tensor([c for label in labels for c in label], dtype=torch.long),
+        input_lengths=torch.tensor([output_length(s.image.shape[1]) for s in samples], dtype=torch.long),
+        target_lengths=torch.tensor([len(label) for label in labels], dtype=torch.long),
+    )
+
+
+class SyntheticBatches(IterableDataset):
+    """Endless batches; each worker draws from its own seed. ``buckets`` batches of variable-width
+    lines are drawn at once and cut by width, so that padding stays small."""
+
+    def __init__(self, seed: int, batch_size: int, fixed_fraction: float, buckets: int = 4,
+                 fonts: str = "training", variety: Variety = Variety()) -> None:
+        self.seed, self.batch_size, self.fixed_fraction, self.buckets = seed, batch_size, fixed_fraction, buckets
+        self.fonts, self.variety = fonts, variety
+
+    def _samples(self, synth: TextLineSynth, count: int, width: int | None) -> list[Sample]:
+        samples = []
+        while len(samples) < count:
+            sample = synth.sample(width)
+            if ctc_feasible(sample.text, output_length(sample.image.shape[1])):
+                samples.append(sample)
+        return samples
+
+    def __iter__(self) -> Iterator[Batch]:
+        worker = get_worker_info()
+        seed = self.seed * 1009 + (worker.id if worker else 0)
+        synth, rng = TextLineSynth(seed, self.fonts, variety=self.variety), random.Random(seed)
+        while True:
+            if rng.random() < self.fixed_fraction:
+                yield collate(self._samples(synth, self.batch_size, TUTORIAL_WIDTH))
+                continue
+            lines = sorted(self._samples(synth, self.batch_size * self.buckets, None), key=lambda s: s.image.shape[1])
+            chunks = [lines[i : i + self.batch_size] for i in range(0, len(lines), self.batch_size)]
+            rng.shuffle(chunks)
+            yield from map(collate, chunks)
+
+
+def validation_set(seed: int, count: int, fonts: str = "training") -> list[Sample]:
+    """Half fixed 32x100 lines, half variable width, from a seed training never uses."""
+    synth = TextLineSynth(seed + VALIDATION_SEED_OFFSET, fonts)
+    return [synth.sample(TUTORIAL_WIDTH if i % 2 == 0 else None) for i in range(count)]
+
+
+def validate(model: STRModel, samples: list[Sample], device: torch.device) -> Scores:
+    was_training = model.training
+    readings = Recognizer(model, device, max_lines=256, channels_last=True).read([s.image for s in samples])
+    model.train(was_training)
+    return score([r.text for r in readings], [s.text for s in samples])
+
+
+def ctc_loss(model: STRModel, batch: Batch, device: torch.device) -> torch.Tensor:
+    images = batch.images.to(device, non_blocking=True)
+    # Lines of one width need no mask (and the tutorial's fixed batches are all 100 wide).
+    widths = None if bool((batch.widths == batch.widths[0]).all()) else batch.widths.to(device, non_blocking=True)
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        logits = model(images.contiguous(memory_format=torch.channels_last), widths)
+    log_probs = logits.float().log_softmax(2).permute(1, 0, 2)  # [T, N, C], as ctc_loss wants
+    return F.ctc_loss(log_probs, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, zero_infinity=True)
+
+
+def learning_rate(base: float, progress: float, warmup: float = 0.03) -> float:
+    if progress < warmup:
+        return base * progress / warmup
+    return 0.5 * base * (1 + math.cos(math.pi * min(1.0, (progress - warmup) / (1 - warmup))))
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output-channels", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=30000)
+    parser.add_argument("--time-budget", type=float, default=None, help="minutes; training ends by then")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--weight-decay", type=float, default=1e-4)
+    parser.add_argument("--fixed-fraction", type=float, default=0.4, help="share of batches at the tutorial's 32x100")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fonts", default="training", choices=list(FONT_SETS), help="font set (default: %(default)s)")
+    default = Variety()
+    shares = {"light_on_dark": "light text on a dark ground", "stretch": "stretched or squeezed lines",
+              "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping"}
+    for name, help_text in shares.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
+                            help=f"share of {help_text} (default: %(default)s)")
+    parser.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    parser.add_argument("--val-every", type=int, default=1000)
+    parser.add_argument("--val-size", type=int, default=512)
+    parser.add_argument("--run-dir", type=Path, default=Path("runs/str"))
+    parser.add_argument("--output", type=Path, default=None, help="also write the final weights here (plain state_dict)")
+    parser.add_argument("--init", type=Path, default=None, help="start from these weights (fine-tuning), not from scratch")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    args = parse_args(argv)
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else "cpu" if args.device == "auto" else args.device)
+    torch.manual_seed(args.seed)
+    font_files(args.fonts)  # fail now, not in a worker, when faces are missing
+    variety = Variety(args.light_on_dark, args.stretch, args.heavy, args.basic_layout)
+    model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    state_path = args.run_dir / "last.pt"
+    step, elapsed_before = 0, 0.0
+    if args.init and not state_path.exists():
+        model.load_state_dict(load_model(args.init, args.output_channels).state_dict())
+    if state_path.exists():
+        state = torch.load(state_path, map_location=device, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        step, elapsed_before = state["step"], state["elapsed"]
+        print(f"resuming {state_path} at step {step}", file=sys.stderr)
+
+    workers = args.workers if args.workers is not None else max(1, (torch.get_num_threads() or 2) - 1)
+    if device.type == "cpu":
+        torch.set_num_threads(max(1, torch.get_num_threads() - workers))
+    data = DataLoader(
+        SyntheticBatches(args.seed + step, args.batch_size, args.fixed_fraction, fonts=args.fonts, variety=variety),
+        batch_size=None, num_workers=workers, pin_memory=device.type == "cuda", persistent_workers=workers > 0,
+        prefetch_factor=4 if workers else None,
+    )
+    validation = validation_set(args.seed, args.val_size, args.fonts)
+    budget = args.time_budget * 60 if args.time_budget else math.inf
+    start = time.monotonic() - elapsed_before
+    metrics: dict[str, float] = {}
+    model.train()
+    bar = tqdm(total=args.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
+    losses: list[float] = []
+    for batch in data:
+        elapsed = time.monotonic() - start
+        progress = max(step / args.steps, elapsed / budget)
+        if progress >= 1:
+            break
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(args.lr, progress)
+        loss = ctc_loss(model, batch, device)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimizer.step()
+        step += 1
+        losses.append(loss.item())
+        bar.update(1)
+        if step % 20 == 0:
+            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", lr=f"{optimizer.param_groups[0]['lr']:.1e}", **metrics)
+        if step % args.val_every == 0:
+            metrics = {"val_acc": f"{validate(model, validation, device).word_accuracy:.3f}"}
+            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                        "elapsed": time.monotonic() - start, "args": vars(args)}, state_path)
+    bar.close()
+
+    model.eval()
+    final = validate(model, validation, device)
+    elapsed = time.monotonic() - start
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                "elapsed": elapsed, "args": vars(args)}, state_path)
+    for path in filter(None, [args.run_dir / "model.pth", args.output]):
+        save_checkpoint(model, path)
+    window = max(1, min(20, len(losses) // 4))  # CTC losses are noisy: compare means, not single steps
+    summary = {"steps": step, "minutes": elapsed / 60,
+               "first_loss": float(np.mean(losses[:window])) if losses else math.nan,
+               "last_loss": float(np.mean(losses[-window:])) if losses else math.nan,
+               "val_word_accuracy": final.word_accuracy, "val_cer": final.cer}
+    print(f"trained {step} steps in {elapsed / 60:.1f} min on {device}: validation {final}", file=sys.stderr)
+    return summary
