@@ -26,8 +26,13 @@ from str_ocr_client.http import TritonHTTP
 
 from .admin import ADMIN_KEY_ENV, ADMIN_KEY_FILE_ENV, admin_key, restriction_args
 from .repository import backend_of, default_repository, instance_count, plan_models, read_model_config
+from .drain import wait_until_idle
+from .gate import ReadinessGate
 from .triton import ServerOptions, find_triton, server_command
 from .watchdog import Watchdog
+
+WATCH_INTERVAL = 0.2
+"""The longest time between two reads of the stub processes: a dead one is seen within it."""
 
 
 def log(message: str) -> None:
@@ -79,8 +84,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help=f"put the administrative APIs ({','.join(ADMIN_APIS)}) behind the header '{ADMIN_HEADER}': the "
                              f"contents of the file ${ADMIN_KEY_FILE_ENV}, else the value of ${ADMIN_KEY_ENV}, else a key "
                              "generated now and known only to this launcher")
-    parser.add_argument("--watchdog", type=float, default=0, metavar="SECONDS",
-                        help="probe every Python model this often and load again one whose stub process died (0: off)")
+    parser.add_argument("--watchdog", type=float, default=WATCH_INTERVAL, metavar="SECONDS",
+                        help=f"watch every stub process this often, at most {WATCH_INTERVAL} s apart, and replace the "
+                             "instance whose stub died, not ready meanwhile (0: off; default: %(default)s)")
     parser.add_argument("--disable-auto-complete-config", action="store_true",
                         help="pass --disable-auto-complete-config: serve the configs exactly as written")
     parser.add_argument("triton_args", nargs="*", help="further tritonserver options, after --")
@@ -89,12 +95,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def _start_watchdog(args: argparse.Namespace, http: TritonHTTP, models: Sequence[str]) -> Watchdog:
+def _start_watchdog(args: argparse.Namespace, http: TritonHTTP, server_pid: int, models: Sequence[str],
+                    gate: ReadinessGate) -> Watchdog:
     configs = {m: read_model_config(args.model_repository / m, args.config_name) for m in models}
     instances = {m: instance_count(c) for m, c in configs.items() if backend_of(c) == "python"}
-    watchdog = Watchdog(http, instances, args.watchdog, log)
+    watchdog = Watchdog(http, server_pid, args.model_repository, instances, gate, min(args.watchdog, WATCH_INTERVAL), log)
     watchdog.start()
     return watchdog
+
+
+def _drain(args: argparse.Namespace, gate: ReadinessGate | None) -> None:
+    """Not ready, then wait (at most --exit-timeout) until nothing is in flight."""
+    if gate is None:
+        return
+    gate.close("stopping")
+    start = time.monotonic()
+    idle = wait_until_idle(f"127.0.0.1:{args.metrics_port}", args.exit_timeout)
+    log(f"drained in {time.monotonic() - start:.1f} s" if idle else "could not see the server idle; stopping it anyway")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,16 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     process = subprocess.Popen(server_command(triton, options, models), env=triton.env, start_new_session=True,
                                preexec_fn=_die_with_parent)
     watchdog: Watchdog | None = None
+    gate: ReadinessGate | None = None
     stopping = False
 
     def stop(signum: int, _frame: object) -> None:
         nonlocal stopping
-        stopping = True
-        log(f"{signal.Signals(signum).name}: stopping tritonserver (in-flight requests get {args.exit_timeout} s)")
+        log(f"{signal.Signals(signum).name}: draining, then stopping tritonserver (in {args.exit_timeout} s at most)")
         if watchdog:
             watchdog.stop()
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+        if stopping or gate is None:  # before it is ready, or asked twice: stop at once
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        stopping = True
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -145,11 +164,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not stopping:
         config = f" with config {args.config_name!r}" if args.config_name else ""
         log(f"ready: {', '.join(models)}{config}; HTTP :{args.http_port}, gRPC :{args.grpc_port}, metrics :{args.metrics_port}")
+        gate = ReadinessGate(http, models[-1])
         if args.watchdog > 0:
-            watchdog = _start_watchdog(args, http, models)
+            watchdog = _start_watchdog(args, http, process.pid, models, gate)
+    while process.poll() is None and not stopping:
+        time.sleep(0.1)
+    if process.poll() is None:
+        _drain(args, gate)
+        process.send_signal(signal.SIGTERM)
     code = process.wait()
     log(f"tritonserver exited with status {code}")
-    if code and watchdog and watchdog.recoveries:
-        log("(the Python backend cannot unload a model version whose stub process died, so after a recovery "
-            "tritonserver waits out --exit-timeout-secs and reports failure; requests in flight were answered first)")
     return code

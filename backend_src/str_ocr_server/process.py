@@ -50,7 +50,7 @@ class ServerProcess:
         triton_args: Sequence[str] = (),
         startup_timeout: float = 300,
         admin_key: str | None = None,
-        watchdog: float = 0,
+        watchdog: float = 0.2,
         exit_timeout: int = 30,
     ) -> None:
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
@@ -109,6 +109,10 @@ class ServerProcess:
         stubs = [stub for server in self.triton_pids() for stub in _children(server)]
         marker = f"triton_python_backend_stub {self.repository / model}/"
         return [pid for pid in stubs if marker in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()]
+
+    def kill_pid(self, pid: int) -> None:
+        """SIGKILL one process of this server (a stub), as a crash would."""
+        os.kill(pid, signal.SIGKILL)
 
     def kill_stubs(self, model: str) -> int:
         """SIGKILL ``model``'s stub processes, as a crash would; how many there were."""

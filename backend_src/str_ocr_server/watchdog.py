@@ -1,8 +1,16 @@
-"""Loading a model again when its Python stub process dies.
+"""Watching every stub process, and replacing the instance whose stub died without unloading its model.
 
-In this server release the Python backend neither restarts a model's stub process when it dies nor
-stops reporting the model ready: requests to that instance fail with "Stub process '...' is not
-healthy" until the model is loaded again.
+In this server release the Python backend neither restarts a dead stub nor stops handing requests to its
+instance, and the server stays ready. The watchdog reads the stubs from ``/proc`` every ``interval``
+seconds, so a death is seen at once whatever the load, and then:
+
+1. closes the readiness gate (``str_ocr_server.gate``): the server reports not ready;
+2. unloads the model and loads it again (Triton skips a load of an unchanged model that is still loaded).
+   The ensembles that use it are unloaded with it meanwhile. Replacing only the instances in place, by a
+   load whose config changes only the instance groups, kept the ensemble answering but aborted this
+   server release once ("malloc(): unaligned fastbin chunk detected") while it destroyed the instance
+   whose stub had died, so it is not used;
+3. opens the gate once every served model has all its instances again.
 """
 
 from __future__ import annotations
@@ -10,44 +18,79 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from str_ocr_client.http import TritonHTTP
 
+from .gate import ReadinessGate
+from .stubs import Stub, is_alive, living_stubs
+
 
 class Watchdog(threading.Thread):
-    """Probes each model every ``interval`` seconds and loads again the ones whose stub died.
-
-    Recovery unloads the model first: Triton skips a load of an unchanged model that is still loaded,
-    and while the model is unloaded and loading, the server's readiness endpoint reports not ready.
-    Before unloading, it probes the model once more per instance and again: the backend kills a dead
-    stub only once a request has failed on that instance, and otherwise waits for it forever.
-    """
-
-    def __init__(self, http: TritonHTTP, instances: dict[str, int], interval: float, log: Callable[[str], None]) -> None:
+    def __init__(self, http: TritonHTTP, server_pid: int, repository: Path, instances: dict[str, int],
+                 gate: ReadinessGate, interval: float, log: Callable[[str], None]) -> None:
         super().__init__(name="watchdog", daemon=True)
-        self.http, self.instances, self.interval, self.log = http, dict(instances), interval, log
+        self.http, self.server_pid, self.repository = http, server_pid, repository
+        self.instances, self.gate, self.interval, self.log = dict(instances), gate, interval, log
         self.stopped = threading.Event()
+        self.watched: dict[int, Stub] = {}
+        self.recovering: set[str] = set()
         self.recoveries: list[tuple[str, float]] = []
+        self.lock = threading.Lock()
 
     def stop(self) -> None:
         self.stopped.set()
 
+    def adopt(self, models: set[str]) -> None:
+        """Watch the living stubs of ``models`` (once they are all up)."""
+        stubs = [s for s in living_stubs(self.server_pid, self.repository) if s.model in models]
+        with self.lock:
+            self.watched = {pid: s for pid, s in self.watched.items() if s.model not in models}
+            self.watched |= {s.pid: s for s in stubs}
+
     def run(self) -> None:
+        self.adopt(set(self.instances))
         while not self.stopped.wait(self.interval):
-            for model in self.instances:
-                if not self.stopped.is_set() and self.http.probe(model) == "dead":
-                    self.recover(model)
+            with self.lock:
+                dead = [s for s in self.watched.values() if s.model not in self.recovering and not is_alive(s.pid)]
+                for stub in dead:
+                    self.recovering.add(stub.model)
+            for model in dict.fromkeys(s.model for s in dead):
+                names = ", ".join(f"{s.instance} (pid {s.pid})" for s in dead if s.model == model)
+                self.gate.close(model)
+                self.log(f"watchdog: the stub of {names} died; not ready until {model}'s instances are replaced")
+                threading.Thread(target=self.recover, args=(model,), daemon=True).start()
+
+    def _new_stubs(self, model: str, timeout: float = 120) -> list[Stub]:
+        """The model's stubs started since it was last watched, once there is one per instance ([] at timeout).
+
+        A surviving stub of the old version may live on: the backend cannot unload a version with a dead stub.
+        """
+        with self.lock:
+            old = set(self.watched)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self.stopped.is_set():
+            new = [s for s in living_stubs(self.server_pid, self.repository) if s.model == model and s.pid not in old]
+            if len(new) >= self.instances[model]:
+                return new
+            time.sleep(self.interval)
+        return []
 
     def recover(self, model: str) -> None:
         start = time.monotonic()
-        self.log(f"watchdog: {model}'s stub process died; loading it again")
+        # The backend kills a dead stub only once a request failed on its instance: let each one fail.
         for _ in range(2 * self.instances[model]):
             self.http.probe(model)
         self.http.unload(model)
         status, body = self.http.load(model)
-        if status != 200:
+        new = self._new_stubs(model) if status == 200 else []
+        if not new:
             self.log(f"watchdog: loading {model} again failed ({status}): {body}")
-            return
+            return  # stays not ready: an orchestrator restarts the pod
+        with self.lock:
+            self.watched = {pid: s for pid, s in self.watched.items() if s.model != model} | {s.pid: s for s in new}
+            self.recovering.discard(model)
         seconds = time.monotonic() - start
         self.recoveries.append((model, seconds))
-        self.log(f"watchdog: {model} recovered in {seconds:.1f} s")
+        self.gate.open(model)
+        self.log(f"watchdog: {model} has all its instances again after {seconds:.1f} s")

@@ -1,0 +1,66 @@
+"""The Python backend's stub processes of a running tritonserver, read from ``/proc``.
+
+Each model instance of the Python backend runs in its own stub process, a child of tritonserver whose
+command line names the model's ``model.py`` and the instance. A stub that died stays a zombie until the
+server reaps it, which this server release does only when the instance is destroyed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+STUB_BINARY = "triton_python_backend_stub"
+
+
+@dataclass(frozen=True)
+class Stub:
+    pid: int
+    model: str
+    instance: str
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name: [state, ppid, ...]; None once it is gone."""
+    try:
+        text = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()
+
+
+def is_alive(pid: int) -> bool:
+    """Running, not a zombie (a dead stub stays a zombie until tritonserver reaps it)."""
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in PROC.iterdir():
+        if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) and fields[1] == str(parent):
+            found.append(int(entry.name))
+    return found
+
+
+def parse_stub(pid: int, repository: Path) -> Stub | None:
+    """The model and instance of stub ``pid``, from its command line; None for any other process."""
+    try:
+        argv = (PROC / str(pid) / "cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return None
+    if not argv or not argv[0].endswith(STUB_BINARY) or len(argv) < 9:
+        return None
+    model_py = Path(argv[1])
+    try:
+        model = model_py.relative_to(repository).parts[0]
+    except ValueError:
+        return None
+    return Stub(pid, model, argv[8])
+
+
+def living_stubs(server_pid: int, repository: Path) -> list[Stub]:
+    """The stubs of ``server_pid`` that run a model of ``repository`` and have not died."""
+    stubs = [parse_stub(pid, repository) for pid in _children(server_pid)]
+    return [s for s in stubs if s is not None and is_alive(s.pid)]

@@ -1,0 +1,35 @@
+"""The pure parts of the stub watch, the readiness gate and the drain."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from str_ocr_server.gate import GATE_MODEL, wrapper_config
+from str_ocr_server.stubs import is_alive, parse_stub
+
+CONFIG = {
+    "name": "text_recognition", "max_batch_size": 32,
+    "input": [{"name": "input.1", "data_type": "TYPE_FP32", "dims": [1, 32, -1], "allow_ragged_batch": True}],
+    "output": [{"name": "308", "data_type": "TYPE_FP32", "dims": [-1, 37]}],
+    "instance_group": [{"name": "text_recognition_0", "kind": "KIND_CPU", "count": 2}],
+}
+
+
+def test_the_gate_opens_as_a_one_step_ensemble_over_a_served_model():
+    config = wrapper_config(CONFIG)
+    assert config["name"] == GATE_MODEL and config["platform"] == "ensemble" and config["max_batch_size"] == 32
+    step = config["ensemble_scheduling"]["step"][0]
+    assert step["model_name"] == "text_recognition"
+    assert step["input_map"] == {"input.1": "input.1"} and step["output_map"] == {"308": "308"}
+    assert config["input"][0]["dims"] == [1, 32, -1]
+
+
+def test_a_process_that_is_not_a_stub_is_not_taken_for_one_and_a_zombie_is_dead(tmp_path):
+    assert parse_stub(os.getpid(), tmp_path) is None
+    child = subprocess.Popen(["true"])
+    while is_alive(child.pid):  # exits, and stays a zombie until waited for
+        pass
+    assert not is_alive(child.pid)
+    child.wait()
+    assert not is_alive(child.pid)
