@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 import numpy as np
 import tritonclient.grpc as grpcclient
+import tritonclient.grpc.aio as grpcaio
 
 from str_ocr.contract import RECOGNIZER
+from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs
 from str_ocr_client.sending import DEFAULT_TIMEOUT, Outcome, infer_each, infer_each_now
 
@@ -56,3 +60,35 @@ def send_behind_a_busy_instance(
     the test is about, however fast or slow the machine. Returns (blocker's result, results).
     """
     return asyncio.run(_behind(url, blocker, arrays, head_start, model))
+
+
+class Load:
+    """Requests to ``model`` from ``workers`` clients, each sending the next once answered, until stopped."""
+
+    def __init__(self, url: str, model: str, inputs, workers: int) -> None:
+        self.url, self.model, self.inputs, self.workers = url, model, inputs, workers
+        self.outcomes: list[tuple[float, float, str | None]] = []  # (sent, answered, error)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
+
+    async def _worker(self, client) -> None:
+        while not self.stopped.is_set():
+            start = time.monotonic()
+            try:
+                await client.infer(self.model, self.inputs(), client_timeout=60)
+                self.outcomes.append((start, time.monotonic(), None))
+            except Exception as error:  # noqa: BLE001 - counted
+                self.outcomes.append((start, time.monotonic(), str(error)))
+
+    async def _run(self) -> None:
+        async with grpcaio.InferenceServerClient(self.url) as client:
+            await asyncio.gather(*(self._worker(client) for _ in range(self.workers)))
+
+    def failures(self) -> list[tuple[float, float, str | None]]:
+        return [o for o in self.outcomes if o[2] is not None]
+
+
+def watch_readiness(http: TritonHTTP, stop: threading.Event, samples: list[tuple[float, bool]]) -> None:
+    while not stop.is_set():
+        samples.append((time.monotonic(), http.ready()))
+        time.sleep(0.02)
