@@ -30,7 +30,7 @@ RUN bash /tmp/build/install.sh runtime /tmp/build && rm -rf /tmp/build
 ENV PATH=/opt/venv/bin:$PATH PYTHONDONTWRITEBYTECODE=1
 
 WORKDIR /opt/str_ocr
-COPY pyproject.toml README.md ./
+COPY pyproject.toml ./
 COPY backend_src backend_src
 RUN python3 -m pip install --no-cache-dir --no-deps . && rm -rf build backend_src/*.egg-info
 COPY model_repository model_repository
