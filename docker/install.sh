@@ -25,8 +25,6 @@ pip_install() {  # pip_install PYTHON CONSTRAINTS ARGS...: pinned, nothing cache
   "$python" -m pip install --no-cache-dir --no-warn-script-location --find-links "$dir/wheels" -c "$constraints" "$@"
 }
 
-# nvidia-pytriton asks for tritonclient's grpc extra, which caps protobuf below 5; requirements.txt pins a newer
-# protobuf, which that client runs with (as the virtualenv does): resolve without that pin, then install it.
 without() {  # without PACKAGE: requirements.txt less that package's pin, as a file
   grep -v "^$1==" "$dir/requirements.txt" >"$dir/without-$1.txt"
   echo "$dir/without-$1.txt"
@@ -39,8 +37,25 @@ cpu_deps() {
   if ! compgen -G "$dir/wheels/torch-*.whl" >/dev/null; then
     pip_install /opt/venv/bin/python "$dir/requirements.txt" --index-url "${CPU_TORCH_INDEX:?}" torch
   fi
-  pip_install /opt/venv/bin/python "$(without protobuf)" torch nvidia-pytriton "${PACKAGES[@]}"
-  pip_install /opt/venv/bin/python "$dir/requirements.txt" --no-deps protobuf
+  # nvidia-pytriton asks for tritonclient 2.51's grpc and http extras, whose caps (protobuf<5,
+  # geventhttpclient<=2.0.2) requirements.txt overrides with newer releases that the client runs with. So pip
+  # resolves from the top-level pins, then every package it installed is set to the version requirements.txt
+  # pins, as in the virtualenv.
+  local python=/opt/venv/bin/python
+  pins "$python" torch nvidia-pytriton "${PACKAGES[@]}" >"$dir/top.txt"
+  pip_install "$python" "$dir/top.txt" torch nvidia-pytriton "${PACKAGES[@]}" protobuf
+  "$python" -m pip freeze --all | pins "$python" - >"$dir/installed.txt"
+  pip_install "$python" "$dir/requirements.txt" --no-deps -r "$dir/installed.txt"
+}
+
+PINS_PY='
+import re, sys
+norm = lambda name: re.sub(r"[-_.]+", "-", re.split(r"[=\[<>]", name)[0]).strip().lower()
+names = {norm(n) for n in (sys.stdin.read().split() if sys.argv[2:] == ["-"] else sys.argv[2:])}
+print("\n".join(line for line in open(sys.argv[1]).read().splitlines() if "==" in line and norm(line) in names))
+'
+pins() {  # pins PYTHON NAME...|-: requirements.txt's lines for these packages (with -, names from stdin)
+  "$1" -c "$PINS_PY" "$dir/requirements.txt" "${@:2}"
 }
 
 ngc_runtime() {
