@@ -1,24 +1,41 @@
-# The deployable image: NVIDIA's Triton Inference Server with this model repository and its Python package.
+# The deployable image: a Triton Inference Server with this model repository and its Python package, on either
+# of two bases (`make image` picks the one that fits the machine, and says which):
 #
-#   docker build -t str-ocr-triton .
-#   docker run --gpus=all --rm --shm-size=1g --ulimit memlock=-1 --ulimit stack=67108864 \
-#       -p 8000:8000 -p 8001:8001 -p 8002:8002 -e TRITON_ADMIN_KEY=change-me str-ocr-triton
+#   NGC (default): NVIDIA's tritonserver:24.10-py3 (server 2.51, Python 3.10, CUDA 12.6) and a CUDA build of torch.
+#       docker build -t str-ocr-triton .
+#   CPU: a Debian bookworm base (debian:bookworm-slim, or one made without a registry by docker/base_image.sh),
+#       Debian's Python 3.11, the CPU build of torch, and the same server 2.51 from the nvidia-pytriton wheel.
+#       docker build -t str-ocr-triton:cpu --build-arg BASE_IMAGE=debian:bookworm-slim .
 #
-# Release 24.10 ships tritonserver 2.51.0, the server the local launcher and the tests use, which supports
-# --model-config-name, and Python 3.10, CUDA 12.6.
-ARG TRITON_RELEASE=24.10
-FROM nvcr.io/nvidia/tritonserver:${TRITON_RELEASE}-py3
+# Both run the same launcher as the same non-root user, with the same defaults and HEALTHCHECK. The README's
+# "Ship it" section has the `docker run` command.
+ARG BASE_IMAGE=nvcr.io/nvidia/tritonserver:24.10-py3
 
-# A CUDA build of torch for the container's CUDA 12.6 (the cu124 wheels run on its driver), then the
-# pinned packages the models and the launcher import.
-RUN python3 -m pip install --no-cache-dir torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124 \
- && python3 -m pip install --no-cache-dir numpy==1.26.4 pillow==12.3.0 tritonclient==2.51.0 grpcio==1.85.1 protobuf==6.33.6
+# The Python packages of the CPU image, in a stage of their own so that the wheels a build brings
+# (docker/wheels: this machine's CPU torch) stay out of the final image's layers.
+FROM ${BASE_IMAGE} AS deps
+ARG CPU_TORCH_INDEX=https://download.pytorch.org/whl/cpu
+COPY docker/install.sh requirements.txt /tmp/build/
+COPY docker/wheels/ /tmp/build/wheels/
+RUN bash /tmp/build/install.sh deps /tmp/build
+
+FROM ${BASE_IMAGE}
+ARG NGC_TORCH=torch==2.5.1
+ARG NGC_TORCH_INDEX=https://download.pytorch.org/whl/cu124
+COPY --from=deps /opt/venv /opt/venv
+COPY docker/install.sh requirements.txt /tmp/build/
+RUN bash /tmp/build/install.sh runtime /tmp/build && rm -rf /tmp/build
+# The CPU image's Python (and the Python backend's stub, which finds its packages through the first python3
+# on PATH) is /opt/venv's; NGC's image has no /opt/venv/bin and keeps its own.
+ENV PATH=/opt/venv/bin:$PATH PYTHONDONTWRITEBYTECODE=1
 
 WORKDIR /opt/str_ocr
-COPY pyproject.toml README.md ./
+COPY pyproject.toml ./
 COPY backend_src backend_src
 RUN python3 -m pip install --no-cache-dir --no-deps . && rm -rf build backend_src/*.egg-info
 COPY model_repository model_repository
+# The launcher lays out the wheel server's backend directory now, so that the running image writes nothing.
+RUN python3 -c "from str_ocr_server.triton import find_triton; find_triton()"
 
 USER triton-server
 EXPOSE 8000 8001 8002

@@ -10,8 +10,13 @@ ANALYZE_ARGS ?=
 RPS ?= 2000
 P95_MS ?= 50
 CAPACITY_ARGS ?=
+# make image: auto (NGC's base where it can be pulled, else the CPU image), ngc or cpu.
+IMAGE_BASE ?= auto
+# make test first starts a Docker engine where one can be had and builds the CPU image the container tests
+# run (quick when cached); 0: it does neither (for a quick run of the unit tests, say).
+CONTAINERS ?= 1
 
-.PHONY: setup demo test serve bench perf analyze capacity lock clean
+.PHONY: setup demo test serve bench perf analyze capacity image lock clean
 
 setup: $(STAMP)
 
@@ -27,7 +32,12 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_
 demo: setup
 	$(PY) -m client.quickstart
 
+# No engine is no failure: the container tests then skip, saying why.
 test: setup
+ifeq ($(CONTAINERS),1)
+	@if bash docker/engine.sh; then bash docker/build.sh cpu; \
+	else echo "test: no Docker engine here: the container tests will be skipped"; fi
+endif
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 serve: setup
@@ -52,6 +62,9 @@ analyze: setup $(ANALYZER)
 
 capacity: setup
 	$(PY) scripts/capacity.py --rps $(RPS) --p95-ms $(P95_MS) $(CAPACITY_ARGS)
+
+image:
+	bash docker/build.sh $(IMAGE_BASE)
 
 lock:
 	rm -rf /tmp/str-ocr-lock && $(PYTHON) -m venv /tmp/str-ocr-lock

@@ -7,15 +7,29 @@ so that the same tests run against the local launcher and against the image that
 from __future__ import annotations
 
 import functools
+import os
+import subprocess
 from pathlib import Path
 
 from str_ocr.contract import DEFAULT_PORTS
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.readiness import wait_for
 
+# Ryuk, testcontainers' reaper, is an image to pull, and a machine without a registry has none; each
+# ContainerServer stops its own container instead.
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-IMAGE_TAG = "str-ocr-triton:test"
+IMAGE_TAG = "str-ocr-triton:cpu"  # the CPU image `make image` builds (docker/build.sh cpu)
 PORTS = tuple(DEFAULT_PORTS)
+LOOPBACK = "127.0.0.1"
+# The README's `docker run` options. Unlimited locked memory (NVIDIA's advice for pinned GPU memory) is
+# refused where the engine may not raise the host's limit; the CPU server pins none, so 8 MiB does.
+SHM_SIZE = "256m"
+ULIMITS = {"memlock": 8388608, "stack": 67108864}
+RUN_OPTIONS = [f"--shm-size={SHM_SIZE}", *(f"--ulimit={name}={value}" for name, value in ULIMITS.items())]
+# The image always restricts the administrative APIs; without a key of the test's, the container gets this one.
+DEFAULT_ADMIN_KEY = "container-tests-key"
 
 
 def docker_unavailable() -> str | None:
@@ -31,35 +45,41 @@ def docker_unavailable() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def built_image() -> str:
-    """Build the project's Dockerfile once per test session."""
-    from testcontainers.core.image import DockerImage  # noqa: PLC0415
+    """The image `make image` / `make test` built, or built now where it is missing."""
+    import docker  # noqa: PLC0415
 
-    DockerImage(path=str(REPO_ROOT), tag=IMAGE_TAG, clean_up=False).build()
+    try:
+        docker.from_env().images.get(IMAGE_TAG)
+    except docker.errors.ImageNotFound:
+        subprocess.run(["bash", str(REPO_ROOT / "docker" / "build.sh"), "cpu"], check=True, timeout=3600)
     return IMAGE_TAG
 
 
 class ContainerServer:
     def __init__(self, config_name: str | None = None, models: list[str] | None = None, log_path: Path | None = None,
-                 admin_key: str | None = None, watchdog: float = 2, exit_timeout: int = 30, startup_timeout: float = 600):
+                 admin_key: str | None = None, watchdog: float = 0, exit_timeout: int = 30, startup_timeout: float = 600):
         from testcontainers.core.container import DockerContainer  # noqa: PLC0415
 
+        # The image's --watchdog 2 probes would add inferences to the statistics the tests count, so it is
+        # off unless a test asks for it (as the local ServerProcess's is).
         command = [f"--watchdog={watchdog}", f"--exit-timeout={exit_timeout}"]
         command += [f"--config-name={config_name}"] if config_name else []
         command += [f"--models={','.join(models)}"] if models else []
         self.container = (
             DockerContainer(built_image())
-            .with_exposed_ports(*PORTS)
             .with_command(command)
-            .with_kwargs(shm_size="256m", ulimits=[{"Name": "memlock", "Soft": -1, "Hard": -1},
-                                                  {"Name": "stack", "Soft": 67108864, "Hard": 67108864}])
+            .with_kwargs(shm_size=SHM_SIZE, ulimits=[{"Name": n, "Soft": v, "Hard": v} for n, v in ULIMITS.items()])
         )
-        if admin_key:
-            self.container = self.container.with_env("TRITON_ADMIN_KEY", admin_key)
-        self.admin_key, self.log_path, self.startup_timeout = admin_key, log_path, startup_timeout
+        # Published on free ports of 127.0.0.1 only (docker's default is every interface of the machine).
+        self.container.ports.update({port: (LOOPBACK,) for port in PORTS})
+        self.admin_key = admin_key or DEFAULT_ADMIN_KEY
+        self.container = self.container.with_env("TRITON_ADMIN_KEY", self.admin_key)
+        self.log_path, self.startup_timeout = log_path, startup_timeout
         self.exit_code: int | None = None
 
     def _address(self, port: int) -> str:
-        return f"{self.container.get_container_host_ip()}:{self.container.get_exposed_port(port)}"
+        published = self.container.get_docker_client().port(self.container.get_container_id(), port)
+        return f"{LOOPBACK}:{published}"
 
     @property
     def http_url(self) -> str:

@@ -10,13 +10,18 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 
-from str_ocr.contract import RECOGNIZER
+from str_ocr.contract import GRPC_ADMIN_HEADER, RECOGNIZER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs
 from str_ocr_client.sending import DEFAULT_TIMEOUT, Outcome, infer_each, infer_each_now
 
 MODEL = RECOGNIZER
 tutorial_input = random_lines
+
+
+def admin_headers(server) -> dict[str, str] | None:
+    """What a gRPC call to the server's administrative APIs (model configs, statistics) sends: its key, if any."""
+    return {GRPC_ADMIN_HEADER: server.admin_key} if server.admin_key else None
 
 
 def infer(client: grpcclient.InferenceServerClient, array: np.ndarray, model: str = MODEL) -> np.ndarray:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from str_ocr.contract import VARIANTS
+from str_ocr.contract import ADMIN_HEADER, GRPC_ADMIN_HEADER, VARIANTS
 
 pytestmark = pytest.mark.integration
 PERF_ANALYZER = Path(sys.prefix, "bin", "perf_analyzer")
@@ -22,9 +22,11 @@ QUICK = ["--measurement-interval", "1000", "--stability-percentage", "50", "--ma
 
 
 def perf_analyzer(server, *args: str, grpc: bool = False) -> subprocess.CompletedProcess:
-    """perf_analyzer against ``server``, over HTTP (its default) or gRPC."""
+    """perf_analyzer against ``server``, over HTTP (its default) or gRPC, with its admin key where it has one
+    (perf_analyzer reads the model's config and statistics, which a restricted server keeps behind it)."""
     url = ["-i", "grpc", "-u", server.grpc_url] if grpc else ["-u", server.http_url]
-    return subprocess.run([str(PERF_ANALYZER), *args, *url, *QUICK], capture_output=True, text=True, timeout=600)
+    key = ["-H", f"{GRPC_ADMIN_HEADER if grpc else ADMIN_HEADER}:{server.admin_key}"] if server.admin_key else []
+    return subprocess.run([str(PERF_ANALYZER), *args, *url, *key, *QUICK], capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.parametrize("grpc", [False, True], ids=["http", "grpc"])

@@ -45,9 +45,9 @@ def test_the_ensemble_reads_generated_lines(server, fmt):
 def test_concurrent_requests_are_batched_in_every_step(server):
     items = generated_images(96, seed=78, image_format="png")
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        before = {m: execution_counts(client, m) for m in STEPS}
+        before = {m: execution_counts(client, m, server.admin_key) for m in STEPS}
         answers = read(server.grpc_url, [i.data for i in items], concurrency=32)
-        after = {m: counts_since(client, before[m], len(items), model=m) for m in STEPS}
+        after = {m: counts_since(client, before[m], len(items), model=m, admin_key=server.admin_key) for m in STEPS}
     assert all(isinstance(a, tuple) for a in answers)
     for model, (inferences, executions) in after.items():
         assert inferences == len(items)

@@ -12,7 +12,7 @@ from str_ocr_client.stats import counts_since, execution_counts, metric_total
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
 
-from ..helpers import MODEL, busy_instance_blocker, infer, send_behind_a_busy_instance, send_concurrently
+from ..helpers import MODEL, admin_headers, busy_instance_blocker, infer, send_behind_a_busy_instance, send_concurrently
 
 pytestmark = pytest.mark.integration
 
@@ -27,9 +27,9 @@ def mixed_lines() -> list[np.ndarray]:
 def run_mix(server, lines):
     """Every line a request, sent concurrently: (results, (inferences, executions)) of the lines alone."""
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        before = execution_counts(client)
+        before = execution_counts(client, admin_key=server.admin_key)
         results = send_concurrently(server.grpc_url, lines, concurrency=16)
-        return results, counts_since(client, before, len(lines))
+        return results, counts_since(client, before, len(lines), admin_key=server.admin_key)
 
 
 def run_mix_batched(server, lines):
@@ -39,10 +39,10 @@ def run_mix_batched(server, lines):
     """
     blocker = busy_instance_blocker()
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        before = execution_counts(client)
+        before = execution_counts(client, admin_key=server.admin_key)
         blocked, results = send_behind_a_busy_instance(server.grpc_url, lines, blocker)
         assert isinstance(blocked, np.ndarray), blocked
-        inferences, executions = counts_since(client, before, len(lines) + len(blocker))
+        inferences, executions = counts_since(client, before, len(lines) + len(blocker), admin_key=server.admin_key)
     return results, (inferences - len(blocker), executions - 1)
 
 
@@ -54,7 +54,7 @@ def test_ragged_batching_batches_mixed_widths_and_reads_each_line_as_alone(serve
     assert inferences == len(mixed_lines)
     assert executions < len(mixed_lines) / 4, f"{executions} executions for {inferences} lines"
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        kind = client.get_model_config(MODEL, as_json=True)["config"]["instance_group"][0]["kind"]
+        kind = client.get_model_config(MODEL, headers=admin_headers(server), as_json=True)["config"]["instance_group"][0]["kind"]
         for line, logits in zip(mixed_lines, results):
             assert logits.shape == (1, output_length(line.shape[-1]), 37)
             alone = infer(client, line)  # one request in flight: an execution of its own

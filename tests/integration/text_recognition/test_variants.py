@@ -15,7 +15,7 @@ from str_ocr_client.stats import counts_since, execution_counts, metric_total
 from str_ocr_server.repository import default_repository, read_model_config
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
-from ..helpers import MODEL, infer, send_concurrently, tutorial_input
+from ..helpers import MODEL, admin_headers, infer, send_concurrently, tutorial_input
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +27,7 @@ def test_every_variant_answers_the_tutorial_request(client):
 
 
 def test_served_logits_equal_in_process_logits(client, variant_server):
-    config = client.get_model_config(MODEL, as_json=True)["config"]
+    config = client.get_model_config(MODEL, headers=admin_headers(variant_server), as_json=True)["config"]
     settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / MODEL / "1")
     kind = config["instance_group"][0]["kind"]
     device = "cuda" if kind == "KIND_GPU" else "cpu"  # the same arithmetic as the instance (TF32 on a GPU)
@@ -39,8 +39,8 @@ def test_served_logits_equal_in_process_logits(client, variant_server):
         np.testing.assert_allclose(infer(client, lines), expected, rtol=0, atol=logit_tolerance(kind))
 
 
-def test_every_variant_runs_on_the_cpu_here_and_shares_the_cores(client):
-    groups = client.get_model_config(MODEL, as_json=True)["config"]["instance_group"]
+def test_every_variant_runs_on_the_cpu_here_and_shares_the_cores(client, variant_server):
+    groups = client.get_model_config(MODEL, headers=admin_headers(variant_server), as_json=True)["config"]["instance_group"]
     kinds = {g["kind"] for g in groups}
     assert kinds == ({"KIND_GPU"} if torch.cuda.is_available() else {"KIND_CPU"})
 
@@ -49,10 +49,10 @@ def test_every_variant_runs_on_the_cpu_here_and_shares_the_cores(client):
 def test_dynamic_batching_forms_batches_and_no_batching_does_not(serve, variant, batched):
     server = serve(variant)
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        before = execution_counts(client)
+        before = execution_counts(client, admin_key=server.admin_key)
         requests = [tutorial_input(batch=2, seed=i) for i in range(320)]
         results = send_concurrently(server.grpc_url, requests, concurrency=16)
-        inferences, executions = counts_since(client, before, 640)
+        inferences, executions = counts_since(client, before, 640, admin_key=server.admin_key)
     assert all(isinstance(r, np.ndarray) and r.shape == (2, 26, 37) for r in results)
     assert inferences == 640
     images_per_execution = inferences / executions
@@ -99,8 +99,9 @@ def test_malformed_requests_get_a_clear_error_and_the_server_keeps_serving(serve
 
 
 def test_the_recommended_config_is_the_default(serve):
-    with grpcclient.InferenceServerClient(serve(None).grpc_url) as client:
-        served = client.get_model_config(MODEL, as_json=True)["config"]
+    server = serve(None)
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        served = client.get_model_config(MODEL, headers=admin_headers(server), as_json=True)["config"]
     recommended = read_model_config(default_repository() / MODEL)
     assert served["max_batch_size"] == recommended.max_batch_size
     assert ("dynamic_batching" in served) == recommended.HasField("dynamic_batching")

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# What the image installs, for either base (run by the Dockerfile, as root):
+#   install.sh deps DIR     Python packages the server imports -> /opt/venv (the CPU base; empty on NGC's)
+#   install.sh runtime DIR  what the final image needs besides /opt/venv, and its non-root user
+# DIR holds requirements.txt (every version pinned) and wheels/ (wheels the build brings; may be empty).
+# NGC's base has its server in /opt/tritonserver and a Python with pip; a plain Debian base has neither, and
+# gets Debian's python3.11 and the server of the nvidia-pytriton wheel.
+set -euo pipefail
+step=$1 dir=$2
+# What the launcher and the models import besides torch (and protobuf, below); versions from requirements.txt.
+PACKAGES=(numpy pillow tritonclient grpcio)
+USER_NAME=triton-server  # NGC's non-root user, uid 1000; the CPU image makes the same
+
+ngc() { [ -x /opt/tritonserver/bin/tritonserver ]; }
+
+apt_install() {
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+}
+
+pip_install() {  # pip_install PYTHON CONSTRAINTS ARGS...: pinned, nothing cached
+  local python=$1 constraints=$2
+  shift 2
+  "$python" -m pip install --no-cache-dir --no-warn-script-location --find-links "$dir/wheels" -c "$constraints" "$@"
+}
+
+without() {  # without PACKAGE: requirements.txt less that package's pin, as a file
+  grep -v "^$1==" "$dir/requirements.txt" >"$dir/without-$1.txt"
+  echo "$dir/without-$1.txt"
+}
+
+cpu_deps() {
+  apt_install python3.11 python3.11-venv
+  python3.11 -m venv /opt/venv
+  # torch: a CPU wheel the build brings (make image stages this machine's), else the CPU index's.
+  if ! compgen -G "$dir/wheels/torch-*.whl" >/dev/null; then
+    pip_install /opt/venv/bin/python "$dir/requirements.txt" --index-url "${CPU_TORCH_INDEX:?}" torch
+  fi
+  # nvidia-pytriton asks for tritonclient 2.51's grpc and http extras, whose caps (protobuf<5,
+  # geventhttpclient<=2.0.2) requirements.txt overrides with newer releases that the client runs with. So pip
+  # resolves from the top-level pins, then every package it installed is set to the version requirements.txt
+  # pins, as in the virtualenv.
+  local python=/opt/venv/bin/python
+  pins "$python" torch nvidia-pytriton "${PACKAGES[@]}" >"$dir/top.txt"
+  pip_install "$python" "$dir/top.txt" torch nvidia-pytriton "${PACKAGES[@]}" protobuf
+  "$python" -m pip freeze --all | pins "$python" - >"$dir/installed.txt"
+  pip_install "$python" "$dir/requirements.txt" --no-deps -r "$dir/installed.txt"
+}
+
+PINS_PY='
+import re, sys
+norm = lambda name: re.sub(r"[-_.]+", "-", re.split(r"[=\[<>]", name)[0]).strip().lower()
+names = {norm(n) for n in (sys.stdin.read().split() if sys.argv[2:] == ["-"] else sys.argv[2:])}
+print("\n".join(line for line in open(sys.argv[1]).read().splitlines() if "==" in line and norm(line) in names))
+'
+pins() {  # pins PYTHON NAME...|-: requirements.txt's lines for these packages (with -, names from stdin)
+  "$1" -c "$PINS_PY" "$dir/requirements.txt" "${@:2}"
+}
+
+ngc_runtime() {
+  # A CUDA build of torch for the container's CUDA 12.6 (the cu124 wheels run on its driver).
+  python3 -m pip install --no-cache-dir "${NGC_TORCH:?}" --index-url "${NGC_TORCH_INDEX:?}"
+  python3 -m pip install --no-cache-dir -c "$(without torch)" "${PACKAGES[@]}" protobuf
+}
+
+cpu_runtime() {
+  # libpython3.11: the Python backend's stub links it; procps: the launcher finds its processes with pgrep.
+  apt_install python3.11 libpython3.11 procps
+  useradd --uid 1000 --create-home --shell /usr/sbin/nologin "$USER_NAME"
+}
+
+case $step in
+  deps) if ngc; then mkdir -p /opt/venv; else cpu_deps; fi ;;
+  runtime) if ngc; then ngc_runtime; else cpu_runtime; fi ;;
+  *) echo "usage: install.sh deps|runtime DIR" >&2; exit 2 ;;
+esac
