@@ -23,7 +23,7 @@ setup: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_perf_analyzer.sh backend_src/str_ocr/fonts.py
 	bash scripts/setup_system.sh $(PYTHON)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
 		--config-settings editable_mode=compat -e .
 	bash scripts/setup_perf_analyzer.sh $(VENV)
@@ -70,7 +70,7 @@ lock:
 	rm -rf /tmp/str-ocr-lock && $(PYTHON) -m venv /tmp/str-ocr-lock
 	/tmp/str-ocr-lock/bin/pip install --quiet -r requirements.in
 	{ echo "# Every package pinned; generated from requirements.in by \`make lock\`. Do not edit by hand."; \
-	  /tmp/str-ocr-lock/bin/pip freeze | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.txt
+	  /tmp/str-ocr-lock/bin/pip freeze --all | grep -v "^pip==" | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.txt
 
 clean:
 	rm -rf $(VENV) .venv-analyzer .pytest_cache
