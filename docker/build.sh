@@ -59,7 +59,7 @@ build() {  # build FLAVOUR BASE
   mkdir -p build
   # The classic builder where BuildKit (buildx) is missing, as with Debian's docker.io.
   local buildkit=${DOCKER_BUILDKIT:-$(docker buildx version >/dev/null 2>&1 && echo 1 || echo 0)}
-  if ! DOCKER_BUILDKIT=$buildkit docker build -t "$image:$1" --build-arg "BASE_IMAGE=$2" . >"$log" 2>&1; then
+  if ! DOCKER_BUILDKIT=$buildkit docker build --force-rm -t "$image:$1" --build-arg "BASE_IMAGE=$2" . >"$log" 2>&1; then
     tail -n 30 "$log" >&2
     say "the build failed; its whole log: $log"
     return 1
