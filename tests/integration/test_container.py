@@ -88,6 +88,6 @@ def test_the_readme_docker_run_serves_the_demo_as_non_root_and_stops_cleanly():
         until(lambda: state(name)["Health"]["Status"] == "healthy", 90, "healthy", name)
         docker("stop", "--time", "60", name)
         assert state(name)["ExitCode"] == 0
-        assert "SIGTERM: stopping tritonserver" in subprocess.run(["docker", "logs", name], capture_output=True, text=True).stderr
+        assert "SIGTERM: draining, then stopping tritonserver" in subprocess.run(["docker", "logs", name], capture_output=True, text=True).stderr
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True)
