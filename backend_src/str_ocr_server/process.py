@@ -19,6 +19,7 @@ from str_ocr_client.readiness import wait_for
 
 from .admin import ADMIN_KEY_ENV
 from .repository import default_repository
+from .stubs import children, stubs_of
 
 
 def free_ports(count: int) -> list[int]:
@@ -31,11 +32,6 @@ def free_ports(count: int) -> list[int]:
     finally:
         for s in sockets:
             s.close()
-
-
-def _children(pid: int) -> list[int]:
-    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    return [int(child) for child in found]
 
 
 class ServerProcess:
@@ -102,13 +98,11 @@ class ServerProcess:
 
     def triton_pids(self) -> list[int]:
         """The ``tritonserver`` process this launcher runs (none before it starts)."""
-        return _children(self.process.pid) if self.process else []
+        return children(self.process.pid) if self.process else []
 
     def stub_pids(self, model: str) -> list[int]:
         """The Python backend stub processes of ``model``'s instances in this server."""
-        stubs = [stub for server in self.triton_pids() for stub in _children(server)]
-        marker = f"triton_python_backend_stub {self.repository / model}/"
-        return [pid for pid in stubs if marker in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()]
+        return [s.pid for server in self.triton_pids() for s in stubs_of(server, self.repository) if s.model == model]
 
     def kill_pid(self, pid: int) -> None:
         """SIGKILL one process of this server (a stub), as a crash would."""

@@ -21,7 +21,7 @@ class Stub:
     instance: str
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def stat_fields(pid: int) -> list[str] | None:
     """The fields of ``/proc/PID/stat`` after the command name: [state, ppid, ...]; None once it is gone."""
     try:
         text = (PROC / str(pid) / "stat").read_text()
@@ -32,14 +32,15 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 def is_alive(pid: int) -> bool:
     """Running, not a zombie (a dead stub stays a zombie until tritonserver reaps it)."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return fields is not None and fields[0] not in ("Z", "X")
 
 
-def _children(parent: int) -> list[int]:
+def children(parent: int) -> list[int]:
+    """The processes whose parent is ``parent``."""
     found = []
     for entry in PROC.iterdir():
-        if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) and fields[1] == str(parent):
+        if entry.name.isdigit() and (fields := stat_fields(int(entry.name))) and fields[1] == str(parent):
             found.append(int(entry.name))
     return found
 
@@ -60,7 +61,11 @@ def parse_stub(pid: int, repository: Path) -> Stub | None:
     return Stub(pid, model, argv[8])
 
 
+def stubs_of(server_pid: int, repository: Path) -> list[Stub]:
+    """The stubs of ``server_pid`` that run a model of ``repository``, dead (zombie) ones included."""
+    return [s for s in (parse_stub(pid, repository) for pid in children(server_pid)) if s is not None]
+
+
 def living_stubs(server_pid: int, repository: Path) -> list[Stub]:
     """The stubs of ``server_pid`` that run a model of ``repository`` and have not died."""
-    stubs = [parse_stub(pid, repository) for pid in _children(server_pid)]
-    return [s for s in stubs if s is not None and is_alive(s.pid)]
+    return [s for s in stubs_of(server_pid, repository) if is_alive(s.pid)]
