@@ -83,6 +83,8 @@ class Ports(NamedTuple):
 
 DEFAULT_PORTS = Ports(http=8000, grpc=8001, metrics=8002)
 """tritonserver's own defaults, which the launcher, the image and the clients keep."""
+LAUNCHER_METRICS_PORT = 8003
+"""Where the launcher exports its own Prometheus metrics (the watchdog's recoveries), beside the server's."""
 ADMIN_HEADER = "admin-key"
 """The HTTP header that carries the admin key where the administrative APIs are restricted."""
 GRPC_ADMIN_HEADER = f"triton-grpc-protocol-{ADMIN_HEADER}"

@@ -6,6 +6,8 @@
 | ``triton``      | finding a server binary and its backends, and its command line                 |
 | ``repository``  | reading the model configs, and choosing the models this server can load        |
 | ``admin``       | the admin key that guards the administrative APIs                              |
+| ``exposure``    | the address to listen on, and the known vulnerability that keeps it loopback   |
+| ``metrics``     | the launcher's own Prometheus endpoint: the watchdog's recoveries              |
 | ``watchdog``    | watching every stub process, and loading again a model whose stub died         |
 | ``stubs``       | the Python backend's stub processes of a running server, from ``/proc``        |
 | ``gate``        | saying "not ready" on the server's readiness endpoint                          |

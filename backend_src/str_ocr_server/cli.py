@@ -1,7 +1,8 @@
 """Run the real ``tritonserver`` on this model repository, in the foreground.
 
     python -m str_ocr_server [--model-repository DIR] [--config-name NAME] [--models a,b]
-                             [--http-port N] [--grpc-port N] [--metrics-port N] [--watchdog S]
+                             [--address A] [--http-port N] [--grpc-port N] [--metrics-port N]
+                             [--launcher-metrics-port N] [--watchdog S] [--accept-known-vulnerability]
                              [--restrict-admin] [-- TRITONSERVER OPTIONS]
 
 It finds a server (``$TRITONSERVER_HOME``, the NGC container's ``/opt/tritonserver``, or the one the
@@ -21,13 +22,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from str_ocr.contract import ADMIN_APIS, ADMIN_HEADER, DEFAULT_PORTS, Ports
+from str_ocr.contract import ADMIN_APIS, ADMIN_HEADER, DEFAULT_PORTS, LAUNCHER_METRICS_PORT, Ports
 from str_ocr_client.http import TritonHTTP
 
 from .admin import ADMIN_KEY_ENV, ADMIN_KEY_FILE_ENV, admin_key, restriction_args
 from .repository import backend_of, default_repository, instance_count, plan_models, read_model_config
 from .drain import wait_until_idle
+from .exposure import ACCEPT_FLAG, local_host, refusal, server_version
 from .gate import ReadinessGate
+from .metrics import LauncherMetrics
 from .triton import ServerOptions, find_triton, server_command
 from .watchdog import Watchdog
 
@@ -74,9 +77,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model-repository", type=Path, default=default_repository(), help="model repository (default: %(default)s)")
     parser.add_argument("--config-name", help="config variant: model/configs/NAME.pbtxt where a model has one, else its config.pbtxt")
     parser.add_argument("--models", type=lambda s: [m for m in s.split(",") if m], help="comma-separated models to load (default: all)")
+    parser.add_argument("--address", default="127.0.0.1",
+                        help="where HTTP, gRPC and both metrics endpoints listen (default: %(default)s; 0.0.0.0: every "
+                             f"interface, which a server with a known vulnerability takes only with {ACCEPT_FLAG})")
+    parser.add_argument(ACCEPT_FLAG, action="store_true",
+                        help="listen beyond loopback even with a server that one malformed request can take a model "
+                             "down with (str_ocr_server.exposure)")
     parser.add_argument("--http-port", type=int, default=DEFAULT_PORTS.http)
     parser.add_argument("--grpc-port", type=int, default=DEFAULT_PORTS.grpc)
     parser.add_argument("--metrics-port", type=int, default=DEFAULT_PORTS.metrics)
+    parser.add_argument("--launcher-metrics-port", type=int, default=LAUNCHER_METRICS_PORT,
+                        help="port of the launcher's own Prometheus metrics, the watchdog's recoveries (0: none; "
+                             "default: %(default)s)")
     parser.add_argument("--startup-timeout", type=float, default=300, help="seconds to wait for the models (default: %(default)s)")
     parser.add_argument("--exit-timeout", type=int, default=30,
                         help="on SIGTERM, seconds in-flight requests get to finish (default: %(default)s)")
@@ -96,10 +108,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def _start_watchdog(args: argparse.Namespace, http: TritonHTTP, server_pid: int, models: Sequence[str],
-                    gate: ReadinessGate) -> Watchdog:
+                    gate: ReadinessGate, metrics: LauncherMetrics) -> Watchdog:
     configs = {m: read_model_config(args.model_repository / m, args.config_name) for m in models}
     instances = {m: instance_count(c) for m, c in configs.items() if backend_of(c) == "python"}
-    watchdog = Watchdog(http, server_pid, args.model_repository, instances, gate, min(args.watchdog, WATCH_INTERVAL), log)
+    watchdog = Watchdog(http, server_pid, args.model_repository, instances, gate, min(args.watchdog, WATCH_INTERVAL), log,
+                        metrics)
     watchdog.start()
     return watchdog
 
@@ -110,13 +123,16 @@ def _drain(args: argparse.Namespace, gate: ReadinessGate | None) -> None:
         return
     gate.close("stopping")
     start = time.monotonic()
-    idle = wait_until_idle(f"127.0.0.1:{args.metrics_port}", args.exit_timeout)
+    idle = wait_until_idle(f"{local_host(args.address)}:{args.metrics_port}", args.exit_timeout)
     log(f"drained in {time.monotonic() - start:.1f} s" if idle else "could not see the server idle; stopping it anyway")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     triton = find_triton()
+    if reason := refusal(args.address, server_version(triton.binary), args.accept_known_vulnerability):
+        log(reason)
+        return 2
     models, skipped = plan_models(args.model_repository, args.config_name, triton.backends, args.models)
     for name, reason in skipped.items():
         log(f"skipping {name}: {reason}")
@@ -127,10 +143,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("no model to load")
         return 2
 
+    metrics = LauncherMetrics(models)
+    if args.launcher_metrics_port:
+        try:
+            metrics.serve(args.launcher_metrics_port, args.address)
+        except OSError as error:
+            log(f"cannot serve the launcher's metrics on port {args.launcher_metrics_port} ({error}): choose another "
+                "with --launcher-metrics-port, or 0 for none")
+            return 2
     key = admin_key(os.environ) if args.restrict_admin else None
-    http = TritonHTTP(f"127.0.0.1:{args.http_port}", key)
+    http = TritonHTTP(f"{local_host(args.address)}:{args.http_port}", key)
     options = ServerOptions(
-        repository=args.model_repository, ports=Ports(args.http_port, args.grpc_port, args.metrics_port),
+        repository=args.model_repository, ports=Ports(args.http_port, args.grpc_port, args.metrics_port), address=args.address,
         config_name=args.config_name, exit_timeout=args.exit_timeout,
         disable_auto_complete_config=args.disable_auto_complete_config,
         restriction=restriction_args(key) if key else (), extra=args.triton_args,
@@ -163,10 +187,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if not stopping:
         config = f" with config {args.config_name!r}" if args.config_name else ""
-        log(f"ready: {', '.join(models)}{config}; HTTP :{args.http_port}, gRPC :{args.grpc_port}, metrics :{args.metrics_port}")
+        launcher = f", launcher metrics :{args.launcher_metrics_port}" if args.launcher_metrics_port else ""
+        log(f"ready: {', '.join(models)}{config}; on {args.address}: HTTP :{args.http_port}, gRPC :{args.grpc_port}, "
+            f"metrics :{args.metrics_port}{launcher}")
         gate = ReadinessGate(http, models[-1])
         if args.watchdog > 0:
-            watchdog = _start_watchdog(args, http, process.pid, models, gate)
+            watchdog = _start_watchdog(args, http, process.pid, models, gate, metrics)
     while process.poll() is None and not stopping:
         time.sleep(0.1)
     if process.poll() is None:

@@ -49,10 +49,11 @@ class ServerProcess:
         watchdog: float = 0.2,
         exit_timeout: int = 30,
     ) -> None:
-        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
+        self.http_port, self.grpc_port, self.metrics_port, self.launcher_metrics_port = free_ports(4)
         self.repository = (repository or default_repository()).resolve()
         self.command = [sys.executable, "-m", "str_ocr_server", f"--model-repository={self.repository}"]
         self.command += [f"--http-port={self.http_port}", f"--grpc-port={self.grpc_port}", f"--metrics-port={self.metrics_port}"]
+        self.command += [f"--launcher-metrics-port={self.launcher_metrics_port}"]
         self.command += [f"--config-name={config_name}"] if config_name else []
         self.command += [f"--models={','.join(models)}"] if models else []
         self.command += ["--restrict-admin"] if admin_key else []
@@ -75,6 +76,10 @@ class ServerProcess:
     @property
     def metrics_url(self) -> str:
         return f"127.0.0.1:{self.metrics_port}"
+
+    @property
+    def launcher_metrics_url(self) -> str:
+        return f"127.0.0.1:{self.launcher_metrics_port}"
 
     def log_tail(self, lines: int = 40) -> str:
         if not self.log_path or not self.log_path.exists():

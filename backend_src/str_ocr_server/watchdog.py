@@ -23,19 +23,20 @@ from pathlib import Path
 from str_ocr_client.http import TritonHTTP
 
 from .gate import ReadinessGate
+from .metrics import LauncherMetrics
 from .stubs import Stub, is_alive, living_stubs
 
 
 class Watchdog(threading.Thread):
     def __init__(self, http: TritonHTTP, server_pid: int, repository: Path, instances: dict[str, int],
-                 gate: ReadinessGate, interval: float, log: Callable[[str], None]) -> None:
+                 gate: ReadinessGate, interval: float, log: Callable[[str], None], metrics: LauncherMetrics) -> None:
         super().__init__(name="watchdog", daemon=True)
         self.http, self.server_pid, self.repository = http, server_pid, repository
         self.instances, self.gate, self.interval, self.log = dict(instances), gate, interval, log
         self.stopped = threading.Event()
         self.watched: dict[int, Stub] = {}
         self.recovering: set[str] = set()
-        self.recoveries: list[tuple[str, float]] = []
+        self.metrics = metrics
         self.lock = threading.Lock()
 
     def stop(self) -> None:
@@ -58,6 +59,7 @@ class Watchdog(threading.Thread):
             for model in dict.fromkeys(s.model for s in dead):
                 names = ", ".join(f"{s.instance} (pid {s.pid})" for s in dead if s.model == model)
                 self.gate.close(model)
+                self.metrics.died(model, sum(s.model == model for s in dead))
                 self.log(f"watchdog: the stub of {names} died; not ready until {model}'s instances are replaced")
                 threading.Thread(target=self.recover, args=(model,), daemon=True).start()
 
@@ -91,6 +93,6 @@ class Watchdog(threading.Thread):
             self.watched = {pid: s for pid, s in self.watched.items() if s.model != model} | {s.pid: s for s in new}
             self.recovering.discard(model)
         seconds = time.monotonic() - start
-        self.recoveries.append((model, seconds))
+        self.metrics.recovered(model, seconds)
         self.gate.open(model)
         self.log(f"watchdog: {model} has all its instances again after {seconds:.1f} s")

@@ -9,6 +9,8 @@ import re
 import pytest
 from kubernetes_validate import utils as k8s_schemas
 
+from str_ocr.contract import DEFAULT_PORTS, LAUNCHER_METRICS_PORT
+
 from .manifests import DEPLOY, KUBERNETES_VERSIONS, KUSTOMIZATIONS, all_objects, container, only, render
 
 # API groups whose objects Kubernetes itself defines (the rest are operators' custom resources).
@@ -96,14 +98,15 @@ def test_the_serving_runtime_and_inference_service_fit_together():
     assert mounted <= {v["name"] for v in spec["volumes"]}
 
 
-def test_the_pod_monitor_scrapes_the_pods_metrics_port():
+def test_the_pod_monitor_scrapes_the_servers_and_the_launchers_metrics_ports():
     monitor = only("monitoring", "PodMonitor")
     deployment = only("kubernetes/overlays/cpu", "Deployment")
     template_labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert monitor["spec"]["selector"]["matchLabels"].items() <= template_labels.items()
     ports = {p["name"]: p["containerPort"] for p in container(deployment["spec"]["template"]["spec"])["ports"]}
-    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
-    assert ports[endpoint["port"]] == 8002 and endpoint["path"] == "/metrics"
+    endpoints = monitor["spec"]["podMetricsEndpoints"]
+    assert sorted(ports[e["port"]] for e in endpoints) == [DEFAULT_PORTS.metrics, LAUNCHER_METRICS_PORT]
+    assert {e["path"] for e in endpoints} == {"/metrics"}
 
 
 def test_the_prometheus_rule_is_well_formed():

@@ -1,5 +1,5 @@
 """The rules pass promtool's unit tests, and every metric the rules, the adapter, the HPA, KEDA and the
-dashboard read is one a real server exports."""
+dashboard read is one a real server (tritonserver or its launcher) exports."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 import tritonclient.grpc as grpcclient
 import yaml
 
+from str_ocr_client.stats import scrape
 from str_ocr_server.process import ServerProcess
 
 from .manifests import DEPLOY, container, load_yaml, only, promql_metric_names
@@ -24,9 +24,6 @@ LOGS = Path(__file__).parents[1] / ".logs"
 # Read by the rules but exported by others, named here so that a typo elsewhere still fails:
 NOT_FROM_THE_SERVER = {
     "kube_pod_status_ready",  # kube-state-metrics: the pod's readiness as Kubernetes sees it
-    # The launcher's count of models loaded again after their stub died; it exports it once its watchdog
-    # counts reloads (its Python backend cannot: a model's metric families go when it is unloaded).
-    "str_ocr_model_recoveries_total",
 }
 
 
@@ -82,14 +79,14 @@ def test_the_hpa_metric_is_one_the_adapter_serves_from_a_series_it_finds():
 
 
 def scrape_after_one_inference(triton_args: list[str]) -> str:
+    """Both endpoints the PodMonitor scrapes, the server's and the launcher's, after one inference."""
     LOGS.mkdir(exist_ok=True)
     log = LOGS / "deploy-metrics.log"
     with ServerProcess(models=["text_recognition"], triton_args=triton_args, log_path=log) as server:
         lines = grpcclient.InferInput("input.1", [2, 1, 32, 100], "FP32")
         lines.set_data_from_numpy(np.zeros((2, 1, 32, 100), np.float32))
         grpcclient.InferenceServerClient(server.grpc_url).infer("text_recognition", [lines])
-        with urllib.request.urlopen(f"http://{server.metrics_url}/metrics", timeout=10) as response:
-            return response.read().decode()
+        return scrape(server.metrics_url) + scrape(server.launcher_metrics_url)
 
 
 @pytest.mark.integration
@@ -98,7 +95,7 @@ def test_every_metric_read_is_exported_by_a_real_server():
     args = container(only("kubernetes/overlays/cpu", "Deployment")["spec"]["template"]["spec"])["args"]
     scrape = scrape_after_one_inference(args[args.index("--") + 1:])
     exported = {line.split("{")[0].split()[0] for line in scrape.splitlines() if line and not line.startswith("#")}
-    assert "nv_inference_request_summary_us" in exported and "str_ocr_columns_total" in exported
+    assert {"nv_inference_request_summary_us", "str_ocr_columns_total", "str_ocr_model_recoveries_total"} <= exported
     known = exported | recorded_names() | NOT_FROM_THE_SERVER
     unknown = {where: sorted(promql_metric_names(expr) - known) for where, expr in expressions().items()}
     assert not {where: names for where, names in unknown.items() if names}

@@ -14,7 +14,7 @@ from .manifests import (
 )
 
 KSERVE = "kserve"
-PORT_OPTIONS = {"http": "http_port", "grpc": "grpc_port", "metrics": "metrics_port"}
+PORT_OPTIONS = {"http": "http_port", "grpc": "grpc_port", "metrics": "metrics_port", "launcher": "launcher_metrics_port"}
 
 
 def pod_spec(overlay: str) -> dict:

@@ -1,6 +1,6 @@
 """The project's image as a server for the integration tests, through testcontainers.
 
-``ContainerServer`` has ``ServerProcess``'s interface (start, stop, the three URLs, stub_pids/kill_stubs),
+``ContainerServer`` has ``ServerProcess``'s interface (start, stop, the four URLs, stub_pids/kill_stubs),
 so that the same tests run against the local launcher and against the image that ships.
 """
 
@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from str_ocr.contract import DEFAULT_PORTS
+from str_ocr.contract import DEFAULT_PORTS, LAUNCHER_METRICS_PORT
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.readiness import wait_for
 
@@ -21,7 +21,7 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IMAGE_TAG = "str-ocr-triton:cpu"  # the CPU image `make image` builds (docker/build.sh cpu)
-PORTS = tuple(DEFAULT_PORTS)
+PORTS = (*DEFAULT_PORTS, LAUNCHER_METRICS_PORT)
 LOOPBACK = "127.0.0.1"
 # The README's `docker run` options. Unlimited locked memory (NVIDIA's advice for pinned GPU memory) is
 # refused where the engine may not raise the host's limit; the CPU server pins none, so 8 MiB does.
@@ -62,7 +62,7 @@ class ContainerServer:
 
         # The image's --watchdog 2 probes would add inferences to the statistics the tests count, so it is
         # off unless a test asks for it (as the local ServerProcess's is).
-        command = [f"--watchdog={watchdog}", f"--exit-timeout={exit_timeout}"]
+        command = [f"--watchdog={watchdog}", f"--exit-timeout={exit_timeout}", "--accept-known-vulnerability"]
         command += [f"--config-name={config_name}"] if config_name else []
         command += [f"--models={','.join(models)}"] if models else []
         self.container = (
@@ -92,6 +92,10 @@ class ContainerServer:
     @property
     def metrics_url(self) -> str:
         return self._address(DEFAULT_PORTS.metrics)
+
+    @property
+    def launcher_metrics_url(self) -> str:
+        return self._address(LAUNCHER_METRICS_PORT)
 
     def start(self) -> ContainerServer:
         self.container.start()

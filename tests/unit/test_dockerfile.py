@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from str_ocr.contract import DEFAULT_PORTS
+from str_ocr.contract import DEFAULT_PORTS, LAUNCHER_METRICS_PORT
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
@@ -22,12 +22,15 @@ def test_it_builds_on_a_pinned_tritonserver_release_that_has_model_config_name()
 
 def test_it_runs_locked_down_as_the_non_root_user():
     assert instructions("USER") == ["triton-server"]
-    assert instructions("EXPOSE") == [" ".join(map(str, DEFAULT_PORTS))]
+    assert instructions("EXPOSE") == [" ".join(map(str, (*DEFAULT_PORTS, LAUNCHER_METRICS_PORT)))]
     (healthcheck,) = instructions("HEALTHCHECK")
     assert "/v2/health/ready" in healthcheck
     (entrypoint,) = instructions("ENTRYPOINT")
-    for option in ("-m\", \"str_ocr_server", "--restrict-admin", "--watchdog", "--disable-auto-complete-config"):
+    for option in ("-m\", \"str_ocr_server", "--restrict-admin", "--watchdog", "--disable-auto-complete-config",
+                   "--address\", \"0.0.0.0"):
         assert option in entrypoint
+    # Every interface only as told, on a server with the known vulnerability (str_ocr_server.exposure).
+    assert instructions("CMD") == ['["--accept-known-vulnerability"]']
 
 
 def test_everything_it_copies_exists_and_the_context_stays_small():

@@ -11,6 +11,7 @@ import pytest
 from str_ocr.contract import OCR, RECOGNIZER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import image_inputs, recognizer_inputs
+from str_ocr_client.stats import metric_total
 from str_ocr_client.samples import generated_images
 
 from ..conftest import start_server
@@ -35,6 +36,8 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
         time.sleep(3)
         before = server.stub_pids(RECOGNIZER)
         assert len(before) == 2
+        recoveries = lambda: metric_total(server.launcher_metrics_url, "str_ocr_model_recoveries_total", model=RECOGNIZER)  # noqa: E731
+        assert recoveries() == 0
         victim = before[0]
         killed = time.monotonic()
         server.kill_pid(victim)
@@ -55,6 +58,8 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
         noticed = not_ready[0] - killed
         assert noticed < 1.0, f"not ready only {noticed:.2f} s after the death"
         assert http.ready() and len(set(server.stub_pids(RECOGNIZER)) - set(before)) == 2
+        assert recoveries() == 1, "the launcher's metrics should count the recovery"
+        assert metric_total(server.launcher_metrics_url, "str_ocr_model_instances_dead", model=RECOGNIZER) == 0
         ocr_errors = [e for _, _, e in ocr.failures()]
         # Not yet: reloading text_recognition unloads ocr meanwhile (see str_ocr_server.watchdog).
         missing = [e for e in ocr_errors if "unknown model" in e or "NOT_FOUND" in e or "not found" in e]

@@ -124,6 +124,8 @@ def test_a_killed_stub_is_replaced_while_the_server_keeps_serving(server_kind):
         assert outage < 60 and len(recovered) > 20
         assert not all(ok for t, ok in readiness if killed_at < t < max(failures) + 1), "ready all through the outage"
         assert http.ready()
+        # The launcher's metrics count it, for the alert on recoveries.
+        assert metric_total(server.launcher_metrics_url, "str_ocr_model_recoveries_total", model=MODEL) == 1
     finally:
         server.stop()
 
