@@ -70,6 +70,10 @@ PREPROCESS_PARAMETERS = {
     "max_width": MAX_WIDTH,
 }
 """ocr_preprocess's ``parameters`` and their defaults."""
+POSTPROCESS_PARAMETERS = {
+    "max_width": MAX_WIDTH,
+}
+"""ocr_postprocess's ``parameters`` and their defaults: it refuses logits of more time steps than a line this wide gives."""
 PYTHON_BACKEND_PARAMETERS = ("FORCE_CPU_ONLY_INPUT_TENSORS", "EXECUTION_ENV_PATH")
 """Parameters the Python backend itself reads."""
 

@@ -15,7 +15,8 @@ from PIL import Image, UnidentifiedImageError
 
 from .contract import PREPROCESS_PARAMETERS
 from .preprocess import line_input
-from .recognizer import InputError, LineLimits
+from .errors import InputError
+from .recognizer import LineLimits
 
 WHITE = 255
 

@@ -15,14 +15,11 @@ import numpy as np
 import torch
 
 from .contract import INPUT_HEIGHT, INPUT_NAME, MAX_WIDTH, MIN_WIDTH, OUTPUT_NAME, output_length  # noqa: F401
+from .errors import InputError
 from .model import STRModel
 from .packing import ColumnCounts, column_counts, plan_groups, stack_padded
 from .preprocess import normalize
 from .text import Reading, greedy_decode
-
-class InputError(ValueError):
-    """A request the recogniser cannot read; the message tells the caller what to change."""
-
 
 @dataclass(frozen=True)
 class LineLimits:

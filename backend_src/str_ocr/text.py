@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import InputError
+
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 """Characters of classes 1..36; class 0 is the CTC blank."""
 
@@ -59,3 +61,15 @@ def greedy_decode(logits: np.ndarray) -> Reading:
 def greedy_decode_batch(logits: np.ndarray) -> list[Reading]:
     """Decode ``[N, T, 37]`` logits, one reading per line."""
     return [greedy_decode(line) for line in logits]
+
+
+def read_logits(logits: np.ndarray, max_steps: int) -> list[Reading]:
+    """Decode a client's ``[N, T, 37]`` logits, after checking them as any request: ``InputError`` for a
+    wrong shape, more time steps than the recogniser ever gives (``max_steps``), or a non-finite value."""
+    if logits.ndim != 3 or logits.shape[2] != NUM_CLASSES:
+        raise InputError(f"LOGITS must be [batch, time steps, {NUM_CLASSES}]; got {list(logits.shape)}")
+    if not 1 <= logits.shape[1] <= max_steps:
+        raise InputError(f"LOGITS has {logits.shape[1]} time steps; the recogniser gives 1 to {max_steps}")
+    if not np.isfinite(logits).all():
+        raise InputError("LOGITS contains NaN or infinite values")
+    return greedy_decode_batch(logits)

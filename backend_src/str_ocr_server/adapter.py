@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import triton_python_backend_utils as pb_utils
 
-from str_ocr.recognizer import InputError
+from str_ocr.errors import InputError
 
 Outputs = list  # of pb_utils.Tensor
 

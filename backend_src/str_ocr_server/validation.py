@@ -21,6 +21,7 @@ Config = model_config_pb2.ModelConfig
 KNOWN_PARAMETERS = {
     contract.RECOGNIZER: set(contract.RECOGNIZER_PARAMETERS),
     contract.PREPROCESS: set(contract.PREPROCESS_PARAMETERS),
+    contract.POSTPROCESS: set(contract.POSTPROCESS_PARAMETERS),
 }
 
 

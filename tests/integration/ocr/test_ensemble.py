@@ -11,8 +11,9 @@ import pytest
 import tritonclient.grpc as grpcclient
 from PIL import Image
 
-from str_ocr.contract import OCR, POSTPROCESS, PREPROCESS, RECOGNIZER
-from str_ocr_client.requests import image_inputs, text_of
+from str_ocr.contract import LOGITS, MAX_WIDTH, NUM_CLASSES, OCR, POSTPROCESS, PREPROCESS, RECOGNIZER, output_length
+from str_ocr.text import encode
+from str_ocr_client.requests import image_inputs, tensor, text_of
 from str_ocr_client.samples import generated_images
 from str_ocr_client.sending import infer_each_now
 from str_ocr_client.stats import counts_since, execution_counts
@@ -78,6 +79,24 @@ def test_bad_images_fail_alone_while_the_others_are_read(server):
     read_ok = [a for a in answers[:15] + answers[19:] if isinstance(a, tuple)]
     assert len(read_ok) == 30
     assert read(server.grpc_url, [good[1].data])[0][0] == good[1].truth  # and it keeps serving
+
+
+def test_the_postprocess_step_checks_a_clients_logits_like_any_model(server):
+    # Every step is callable from outside: bad logits fail alone, INVALID_ARG, while their batch-mates are read.
+    steps = output_length(MAX_WIDTH)
+    good = np.zeros((1, 26, NUM_CLASSES), np.float32)
+    good[0, 1, encode("b")[0]] = 10.0  # blank, "b", then blanks
+    poisoned = good.copy()
+    poisoned[0, 5, 2] = np.nan
+    bad = {"non-finite": (poisoned, "NaN or infinite"),
+           "too long": (np.zeros((1, steps + 1, NUM_CLASSES), np.float32), f"{steps + 1} time steps"),
+           "no time step": (np.zeros((1, 0, NUM_CLASSES), np.float32), "0 time steps")}
+    arrays = [good] * 6 + [a for a, _ in bad.values()] + [good] * 6
+    outcomes = infer_each_now(server.grpc_url, POSTPROCESS, [[tensor(LOGITS, a)] for a in arrays], len(arrays))
+    for k, (name, (_, message)) in enumerate(bad.items()):
+        error = outcomes[6 + k].result
+        assert not outcomes[6 + k].ok and message in str(error) and "INVALID_ARG" in str(error), f"{name}: {error}"
+    assert [text_of(o.result)[0] for o in outcomes[:6] + outcomes[9:]] == ["b"] * 12
 
 
 def demo(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from str_ocr import ALPHABET, BLANK, NUM_CLASSES, greedy_decode, greedy_decode_batch
-from str_ocr.text import collapse, encode
+from str_ocr.errors import InputError
+from str_ocr.text import collapse, encode, read_logits
 
 
 def one_hot_logits(path: list[int], peak: float = 10.0) -> np.ndarray:
@@ -56,3 +57,24 @@ def test_batch_decoding_and_shape_errors():
     assert [r.text for r in greedy_decode_batch(batch)] == ["a", "bc"]
     with pytest.raises(ValueError, match="shape"):
         greedy_decode(np.zeros((3, 36)))
+
+
+def test_a_clients_logits_are_checked_like_any_request():
+    good = np.zeros((2, 26, NUM_CLASSES), np.float32)
+    assert [r.text for r in read_logits(good, max_steps=26)] == ["", ""]
+    for bad, message in [
+        (np.zeros((26, NUM_CLASSES), np.float32), "must be \\[batch, time steps, 37\\]; got \\[26, 37\\]"),
+        (np.zeros((1, 26, 36), np.float32), "got \\[1, 26, 36\\]"),
+        (np.zeros((1, 0, NUM_CLASSES), np.float32), "0 time steps; the recogniser gives 1 to 26"),
+        (np.zeros((1, 27, NUM_CLASSES), np.float32), "27 time steps"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            read_logits(bad, max_steps=26)
+    for value in (np.nan, np.inf, -np.inf):
+        poisoned = good.copy()
+        poisoned[1, 3, 5] = value
+        with pytest.raises(InputError, match="NaN or infinite"):
+            read_logits(poisoned, max_steps=26)
+    # Finite but extreme values are read, with a confidence that stays a probability.
+    (reading,) = read_logits(np.full((1, 26, NUM_CLASSES), 3e38, np.float32), max_steps=26)
+    assert 0.0 <= reading.confidence <= 1.0
