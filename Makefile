@@ -7,6 +7,7 @@ CONFIG ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 ANALYZE_ARGS ?=
+PROFILE_ARGS ?=
 RPS ?= 2000
 P95_MS ?= 50
 CAPACITY_ARGS ?=
@@ -16,7 +17,7 @@ IMAGE_BASE ?= auto
 # run (quick when cached); 0: it does neither (for a quick run of the unit tests, say).
 CONTAINERS ?= 1
 
-.PHONY: setup demo test serve bench perf analyze capacity image lock clean
+.PHONY: setup demo test serve bench profile perf analyze capacity image lock clean
 
 setup: $(STAMP)
 
@@ -45,6 +46,10 @@ serve: setup
 
 bench: setup
 	$(PY) scripts/sweep.py $(BENCH_ARGS)
+
+# Where serving's CPU goes under the tutorial's load: Linux perf and py-spy, beside the model alone
+profile: setup
+	$(PY) scripts/profile_serving.py $(PROFILE_ARGS)
 
 # NVIDIA's perf_analyzer, e.g. make perf ARGS="-m text_recognition -b 2 --shape input.1:1,32,100 --concurrency-range 2:16:2"
 perf: setup

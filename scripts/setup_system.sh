@@ -4,7 +4,8 @@
 #   virtualenv's Python version; NVIDIA's perf_analyzer links libb64;
 # - the synthetic text lines are drawn in the faces backend_src/str_ocr/fonts.py declares (training and
 #   held-out), which names each one's package;
-# - the deployment tests run promtool (Debian's prometheus package) on the alerting rules.
+# - the deployment tests run promtool (Debian's prometheus package) on the alerting rules;
+# - `make profile` samples the server's processes with Linux perf (Debian's linux-perf).
 set -euo pipefail
 python=${1:-python3}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +17,7 @@ ldconfig -p | grep -q "libb64.so.0d" || missing+=(libb64-0d)  # NVIDIA's perf_an
 mapfile -t fonts < <("$python" "$root/backend_src/str_ocr/fonts.py" missing-packages)
 missing+=("${fonts[@]}")
 command -v promtool >/dev/null || missing+=(prometheus)
+command -v perf >/dev/null || missing+=(linux-perf)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "setup: installing ${missing[*]}"

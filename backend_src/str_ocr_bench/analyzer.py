@@ -23,7 +23,8 @@ from str_ocr_server.triton import find_triton
 from .perf_analyzer import TUTORIAL_SHAPE, binary
 
 
-def analyzer_config(work: Path, max_batch_size: int, max_instances: int, max_concurrency: int) -> dict:
+def analyzer_config(work: Path, max_batch_size: int, max_instances: int, max_concurrency: int,
+                    min_batch_size: int = 1, min_concurrency: int = 1) -> dict:
     """Model Analyzer's YAML for the local server (the one ``make serve`` runs), on free ports."""
     triton = find_triton()
     http, grpc, metrics = free_ports(3)
@@ -43,21 +44,24 @@ def analyzer_config(work: Path, max_batch_size: int, max_instances: int, max_con
         "perf_analyzer_path": str(binary()),
         "perf_analyzer_flags": {"shape": TUTORIAL_SHAPE},
         "profile_models": [RECOGNIZER],
+        "run_config_search_min_concurrency": min_concurrency,
         "run_config_search_max_concurrency": max_concurrency,
+        "run_config_search_min_model_batch_size": min_batch_size,
         "run_config_search_max_instance_count": max_instances,
         "run_config_search_max_model_batch_size": max_batch_size,
     }
 
 
 def profile(model_analyzer: Path, work: Path, max_batch_size: int = 32, max_instances: int = 2,
-            max_concurrency: int = 16) -> Path:
+            max_concurrency: int = 16, min_batch_size: int = 1, min_concurrency: int = 1) -> Path:
     """Run ``model-analyzer profile``; the path of its per-configuration results."""
     repository = work / "repository"
     shutil.rmtree(repository, ignore_errors=True)
     # The recommended config.pbtxt is its starting point; our named variants would only be copied along.
     shutil.copytree(default_repository() / RECOGNIZER, repository / RECOGNIZER, ignore=shutil.ignore_patterns("configs", "__pycache__"))
     config = work / "config.yaml"
-    config.write_text(yaml.safe_dump(analyzer_config(work, max_batch_size, max_instances, max_concurrency)))
+    config.write_text(yaml.safe_dump(analyzer_config(work, max_batch_size, max_instances, max_concurrency,
+                                                     min_batch_size, min_concurrency)))
     done = subprocess.run([str(model_analyzer), "profile", "-f", str(config)], stdout=sys.stdout, stderr=subprocess.STDOUT)
     if done.returncode:
         raise SystemExit(f"analyze: model-analyzer exited {done.returncode} (its output is above)")
