@@ -33,10 +33,13 @@ class Curve:
 
 
 def load_curves(csv_path: Path, images_per_request: int = 1) -> dict[str, Curve]:
-    """Each variant's curve from the benchmark's CSV; throughput turned from inferences to requests."""
+    """Each variant's curve from the benchmark's CSV; throughput turned from inferences to requests. A level
+    perf_analyzer could not stabilise (its exit code 2, kept in the CSV) is left out."""
     rows: dict[str, list[Point]] = {}
     with open(csv_path, newline="") as handle:
         for row in csv.DictReader(handle):
+            if row.get("exit_code", "0") not in ("", "0"):
+                continue
             point = Point(int(row[CONCURRENCY]), float(row[THROUGHPUT]) / images_per_request, float(row[P95_US]) / 1e6)
             rows.setdefault(row[VARIANT], []).append(point)
     return {name: Curve(name, tuple(sorted(points, key=lambda p: p.concurrency))) for name, points in rows.items()}

@@ -51,8 +51,16 @@ class TritonHTTP:
         status, body = self.call("/repository/index", {})
         return body if status == 200 and isinstance(body, list) else []
 
-    def load(self, model: str, timeout: float = 300) -> tuple[int, object]:
-        return self.call(f"/repository/models/{model}/load", {}, timeout)
+    def load(self, model: str, config: dict | None = None, timeout: float = 300) -> tuple[int, object]:
+        """Load ``model``; with ``config`` (the whole configuration, as JSON), load it with that one instead of
+        its config.pbtxt, even if already loaded: the server then loads it anew beside the old one and swaps."""
+        body = {"parameters": {"config": json.dumps(config)}} if config is not None else {}
+        return self.call(f"/repository/models/{model}/load", body, timeout)
+
+    def config(self, model: str) -> dict | None:
+        """The configuration the server runs ``model`` with, as JSON (None when it cannot say)."""
+        status, body = self.call(f"/models/{model}/config")
+        return body if status == 200 and isinstance(body, dict) else None
 
     def unload(self, model: str, timeout: float = 60) -> tuple[int, object]:
         return self.call(f"/repository/models/{model}/unload", {}, timeout)

@@ -26,7 +26,8 @@ from str_ocr.contract import ADMIN_APIS, ADMIN_HEADER, DEFAULT_PORTS, LAUNCHER_M
 from str_ocr_client.http import TritonHTTP
 
 from .admin import ADMIN_KEY_ENV, ADMIN_KEY_FILE_ENV, admin_key, restriction_args
-from .repository import backend_of, default_repository, instance_count, plan_models, read_model_config
+from .repository import (backend_of, compile_python_models, default_repository, instance_count, plan_models,
+                         read_model_config)
 from .drain import wait_until_idle
 from .exposure import ACCEPT_FLAG, local_host, refusal, server_version
 from .gate import ReadinessGate
@@ -159,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         disable_auto_complete_config=args.disable_auto_complete_config,
         restriction=restriction_args(key) if key else (), extra=args.triton_args,
     )
+    compile_python_models(args.model_repository)
     process = subprocess.Popen(server_command(triton, options, models), env=triton.env, start_new_session=True,
                                preexec_fn=_die_with_parent)
     watchdog: Watchdog | None = None

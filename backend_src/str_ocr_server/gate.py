@@ -59,8 +59,8 @@ class ReadinessGate:
             self.reasons.discard(reason)
             if self.reasons:
                 return True
-            status, config = self.http.call(f"/models/{self.served_model}/config")
-            if status != 200 or not isinstance(config, dict):
+            config = self.http.config(self.served_model)
+            if config is None:
                 return False
             status, _ = self._load(wrapper_config(config))
             return status == 200 and self.http.unload(GATE_MODEL)[0] == 200

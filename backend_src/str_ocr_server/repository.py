@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,17 @@ def default_repository() -> Path:
     """The source tree's ``model_repository`` when this package runs from it, else ``./model_repository``."""
     source_tree = Path(__file__).resolve().parents[2] / "model_repository"
     return source_tree if source_tree.is_dir() else Path("model_repository").resolve()
+
+
+def compile_python_models(repository: Path) -> None:
+    """Write the bytecode of every ``model.py`` before the server records the models' modification times.
+
+    The stub's Python ignores ``PYTHONDONTWRITEBYTECODE`` (an isolated interpreter) and writes a stale or
+    missing ``__pycache__`` into the version folder while it loads: the server would take the model for
+    changed at its next load that looks at it (an ensemble over it, say), load it anew, and its old stub
+    would exit as if it had died. A read-only repository (the image's) gets nothing written, by either.
+    """
+    compileall.compile_dir(repository, quiet=2)
 
 
 def read_model_config(model_dir: Path, config_name: str | None = None) -> ModelConfig:

@@ -5,16 +5,19 @@ instance, and the server stays ready. The watchdog reads the stubs from ``/proc`
 seconds, so a death is seen at once whatever the load, and then:
 
 1. closes the readiness gate (``str_ocr_server.gate``): the server reports not ready;
-2. unloads the model and loads it again (Triton skips a load of an unchanged model that is still loaded).
-   The ensembles that use it are unloaded with it meanwhile. Replacing only the instances in place, by a
-   load whose config changes only the instance groups, kept the ensemble answering but aborted this
-   server release once ("malloc(): unaligned fastbin chunk detected") while it destroyed the instance
-   whose stub had died, so it is not used;
+2. loads the model anew, without unloading it: a load request carrying the model's own configuration
+   with one parameter changed (``RELOAD_PARAMETER``) makes the server build a new model beside the old
+   one and swap it in once ready, and reload the ensembles that use it the same way, so they keep
+   answering. (A plain load of a loaded, unchanged model is skipped; unloading first would unload the
+   ensembles too; a configuration that changes only the instance groups replaces instances in place,
+   which aborted this server release once while it destroyed the dead one.)
 3. opens the gate once every served model has all its instances again.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +27,12 @@ from str_ocr_client.http import TritonHTTP
 
 from .gate import ReadinessGate
 from .metrics import LauncherMetrics
-from .stubs import Stub, is_alive, living_stubs
+from .stubs import Stub, is_alive, living_stubs, stubs_of
+
+RELOAD_PARAMETER = "str_ocr_reload"
+"""A parameter no model reads, counted up on each recovery so that the server sees a changed model."""
+RETIRE_AFTER = 10.0
+"""Seconds the old version's surviving stubs get to answer what they hold before they are stopped."""
 
 
 class Watchdog(threading.Thread):
@@ -43,8 +51,9 @@ class Watchdog(threading.Thread):
         self.stopped.set()
 
     def adopt(self, models: set[str]) -> None:
-        """Watch the living stubs of ``models`` (once they are all up)."""
-        stubs = [s for s in living_stubs(self.server_pid, self.repository) if s.model in models]
+        """Watch the stubs of ``models``, those that died already included (a zombie until the server reaps it):
+        one may die between the server's readiness and this first look."""
+        stubs = [s for s in stubs_of(self.server_pid, self.repository) if s.model in models]
         with self.lock:
             self.watched = {pid: s for pid, s in self.watched.items() if s.model not in models}
             self.watched |= {s.pid: s for s in stubs}
@@ -78,20 +87,42 @@ class Watchdog(threading.Thread):
             time.sleep(self.interval)
         return []
 
+    def _load_anew(self, model: str) -> tuple[int, object]:
+        config = self.http.config(model)
+        if config is None:
+            return 0, "its configuration could not be read"
+        parameters = config.setdefault("parameters", {})
+        generation = int(parameters.get(RELOAD_PARAMETER, {}).get("string_value", "0")) + 1
+        parameters[RELOAD_PARAMETER] = {"string_value": str(generation)}
+        return self.http.load(model, config)
+
+    def _retire(self, survivors: list[Stub]) -> None:
+        """Stop the old version's surviving stubs. This server release never destroys a version with a dead
+        instance, so they would live on, each holding a whole model's memory, and serve nothing."""
+        for stub in survivors:
+            try:
+                os.kill(stub.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            self.log(f"watchdog: stopped {stub.instance} (pid {stub.pid}) of {stub.model}'s replaced version")
+
     def recover(self, model: str) -> None:
         start = time.monotonic()
         # The backend kills a dead stub only once a request failed on its instance: let each one fail.
         for _ in range(2 * self.instances[model]):
             self.http.probe(model)
-        self.http.unload(model)
-        status, body = self.http.load(model)
+        status, body = self._load_anew(model)
         new = self._new_stubs(model) if status == 200 else []
         if not new:
             self.log(f"watchdog: loading {model} again failed ({status}): {body}")
             return  # stays not ready: an orchestrator restarts the pod
         with self.lock:
+            survivors = [s for s in self.watched.values() if s.model == model and is_alive(s.pid)]
             self.watched = {pid: s for pid, s in self.watched.items() if s.model != model} | {s.pid: s for s in new}
             self.recovering.discard(model)
+        retire = threading.Timer(RETIRE_AFTER, self._retire, args=(survivors,))
+        retire.daemon = True
+        retire.start()
         seconds = time.monotonic() - start
         self.metrics.recovered(model, seconds)
         self.gate.open(model)

@@ -124,6 +124,7 @@ def test_the_ingress_exposes_inference_metadata_and_health_only(overlay):
     ingress = only(f"kubernetes/overlays/{overlay}", "Ingress")
     services = {s["metadata"]["name"]: s for s in render(f"kubernetes/overlays/{overlay}") if s["kind"] == "Service"}
     paths = [p for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]]
+    assert ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"] == "16m"  # bodies bounded
     wanted = {"/v2/health/ready", "/v2/models/ocr/infer", "/v2/models/text_recognition/infer"}
     assert wanted <= {p["path"] for p in paths}
     for path in paths:

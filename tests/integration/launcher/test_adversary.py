@@ -1,18 +1,22 @@
 """Held up under an adversary and an operator: one dead instance of two seen at once and replaced while
-the ensemble keeps answering, and a drain on SIGTERM that answers every accepted ensemble request."""
+the ensemble keeps answering (never NOT_FOUND), a drain on SIGTERM that answers every accepted ensemble request,
+and ten crashes that leave nothing behind."""
 
 from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
-
 from str_ocr.contract import OCR, RECOGNIZER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import image_inputs, recognizer_inputs
-from str_ocr_client.stats import metric_total
 from str_ocr_client.samples import generated_images
+from str_ocr_client.sending import infer_each_now
+from str_ocr_client.stats import metric_total
+from str_ocr_server.stubs import STUB_BINARY, children, is_alive
+from str_ocr_server.watchdog import RETIRE_AFTER
 
 from ..conftest import start_server
 from ..helpers import Load, tutorial_input, watch_readiness
@@ -61,7 +65,6 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
         assert recoveries() == 1, "the launcher's metrics should count the recovery"
         assert metric_total(server.launcher_metrics_url, "str_ocr_model_instances_dead", model=RECOGNIZER) == 0
         ocr_errors = [e for _, _, e in ocr.failures()]
-        # Not yet: reloading text_recognition unloads ocr meanwhile (see str_ocr_server.watchdog).
         missing = [e for e in ocr_errors if "unknown model" in e or "NOT_FOUND" in e or "not found" in e]
         late = [o for o in lines.failures() + ocr.failures() if o[0] > killed + noticed]
         print(f"one of two: not ready {noticed * 1e3:.0f} ms after the death, serving all instances after "
@@ -69,5 +72,78 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
               f"ocr {len(ocr.outcomes)} requests, {len(ocr.failures())} failed, {len(missing)} of them for ocr not found; "
               f"{len(late)} failures among requests sent after the death was seen")
         assert lines.outcomes[-1][2] is None and ocr.outcomes[-1][2] is None
+        # The recovery loads text_recognition anew without unloading it: the ensemble is never missing.
+        assert not missing, missing[:3]
     finally:
         server.stop()
+
+
+# --- Ten crashes ------------------------------------------------------------------------------
+
+
+def shm_regions() -> set[str]:
+    """The Python backend's shared-memory regions in /dev/shm."""
+    return {p.name for p in Path("/dev/shm").glob("triton_python_backend_shm_region_*")}
+
+
+def regions_in_use() -> set[str]:
+    """The regions a living stub of any server names on its command line."""
+    used = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and is_alive(int(entry.name)):
+            try:
+                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            if argv[0].endswith(STUB_BINARY) and len(argv) > 2:
+                used.add(argv[2])
+    return used
+
+
+def resident_kib(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total
+
+
+@pytest.fixture(scope="module")
+def ten_crashes() -> dict:
+    """One stub of text_recognition killed ten times over, each time once the server serves again; what is left."""
+    server = start_server("local", None, (OCR,), "ten-crashes", admin_key=KEY)
+    try:
+        http = TritonHTTP(server.http_url)
+        (image,) = generated_images(1, seed=5, image_format="png")
+        (triton,) = server.triton_pids()
+        regions_before, memory = shm_regions(), []
+        for cycle in range(10):
+            before = server.stub_pids(RECOGNIZER)
+            server.kill_pid(sorted(p for p in before if is_alive(p))[cycle % 2])
+            deadline = time.monotonic() + 120
+            while not (http.ready() and len({p for p in server.stub_pids(RECOGNIZER) if is_alive(p)} - set(before)) == 2):
+                assert time.monotonic() < deadline, f"cycle {cycle}: not serving again within 120 s\n{server.log_tail()}"
+                time.sleep(0.2)
+            (answer,) = infer_each_now(server.grpc_url, OCR, [image_inputs(image.data)])
+            assert answer.ok, f"cycle {cycle}: {answer.result}"
+            time.sleep(RETIRE_AFTER + 1)  # the replaced version's survivor stopped
+            memory.append(resident_kib([triton, *(p for p in server.stub_pids(RECOGNIZER) if is_alive(p))]))
+        left = {"zombies": [p for p in children(triton) if not is_alive(p)],
+                "orphaned": (shm_regions() - regions_before) - regions_in_use(), "memory": memory}
+        print(f"ten crashes: {len(left['zombies'])} zombies, {len(left['orphaned'])} orphaned regions, server memory "
+              f"{memory[0] / 1024:.0f} MiB after the first recovery, {memory[-1] / 1024:.0f} MiB after the tenth")
+        return left
+    finally:
+        server.stop()
+
+
+def test_ten_crashes_each_recovered_with_the_servers_memory_within_ten_percent(ten_crashes):
+    first, last = ten_crashes["memory"][0], ten_crashes["memory"][-1]
+    assert last < 1.10 * first, [m // 1024 for m in ten_crashes["memory"]]
+
+
+@pytest.mark.xfail(strict=True, reason="server 2.51 never destroys a model version whose stub died, so it neither "
+                   "reaps the dead stub (a zombie) nor frees its shared-memory region (str_ocr_server.watchdog)")
+def test_ten_crashes_leave_no_zombie_and_no_shared_memory_region(ten_crashes):
+    assert not ten_crashes["zombies"] and not ten_crashes["orphaned"]
