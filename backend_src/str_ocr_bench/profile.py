@@ -8,10 +8,12 @@ serving gets, how much the Python around it in the stub, and how much ``tritonse
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -27,7 +29,8 @@ from . import perf_analyzer
 from .cpu import cpu_seconds
 
 LIBRARY_KINDS = [  # (kind, pattern of a shared object's name), first match wins
-    ("network kernels (torch, oneDNN, BLAS, OpenMP)", r"libtorch|libc10|libgomp|libiomp|libmkl|libdnnl|openblas|sleef"),
+    # oneDNN generates its convolution kernels at run time: perf sees them as "[JIT] tid N".
+    ("network kernels (torch, oneDNN, BLAS, OpenMP)", r"libtorch|libc10|libgomp|libiomp|libmkl|libdnnl|openblas|sleef|\[JIT\]"),
     ("Python interpreter, numpy", r"python3|libpython|_multiarray|numpy|c_python_backend_utils"),
     ("Triton (server core, frontends, Python backend, stub)", r"tritonserver|libtriton|triton_python_backend_stub"),
     ("gRPC, protobuf, HTTP", r"grpc|protobuf|evhtp|libevent|libssl|libcrypto|libz\b"),
@@ -66,7 +69,8 @@ def stub_shares(collapsed: str) -> dict[str, float]:
 
 
 def tool(name: str) -> str:
-    found = shutil.which(name)
+    """``name`` from this virtualenv's ``bin`` (py-spy), else from PATH (perf)."""
+    found = shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     if not found:
         raise SystemExit(f"profile: no `{name}` on PATH: `make setup` installs it (py-spy from requirements.txt, perf "
                          "from Debian's linux-perf)")
@@ -85,6 +89,7 @@ class Profile:
 
 
 def _record(pids: list[int], seconds: float, data: Path) -> subprocess.Popen:
+    data.unlink(missing_ok=True)  # else perf keeps the previous run's as DATA.old
     return subprocess.Popen([tool("perf"), "record", "-F", "499", "-p", ",".join(map(str, pids)), "-o", str(data),
                              "--", "sleep", str(seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -101,7 +106,7 @@ def profile(server: ServerProcess, out: Path, seconds: float = 20, warmup: float
     load = subprocess.Popen([str(perf_analyzer.binary()), "-m", RECOGNIZER, "-b", str(batch_size), "--shape",
                              perf_analyzer.TUTORIAL_SHAPE, "--concurrency-range", f"{concurrency}:{concurrency}",
                              "-u", server.grpc_url, "-i", "grpc", "--measurement-interval", "600000"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         time.sleep(warmup)
         triton, stubs = server.triton_pids(), server.stub_pids(RECOGNIZER)
@@ -117,8 +122,8 @@ def profile(server: ServerProcess, out: Path, seconds: float = 20, warmup: float
                 process.wait(seconds + 60)
             images_after, executions_after = execution_counts(client)
             spent = cpu_seconds(triton) - cpu[0], cpu_seconds(stubs) - cpu[1]
-    finally:
-        load.send_signal(signal.SIGINT)
+    finally:  # perf_analyzer runs under a wrapper script: stop the whole group
+        os.killpg(load.pid, signal.SIGKILL)
         load.wait(30)
     collapsed = "\n".join(p.read_text() for p in sorted(out.glob("stub-*.collapsed.txt")))
     return Profile(images_after - images, executions_after - executions, *spent,

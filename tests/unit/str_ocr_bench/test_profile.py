@@ -12,7 +12,8 @@ PERF_REPORT = """\
 # Overhead  Shared Object
 # ........  ......................
 #
-    61.20%  libtorch_cpu.so
+    41.20%  [JIT] tid 25495
+    20.00%  libtorch_cpu.so
      9.10%  libpython3.11.so.1.0
      8.00%  [kernel.kallsyms]
      6.50%  libgomp-a34b3233.so.1
