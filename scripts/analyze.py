@@ -21,8 +21,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model-analyzer", type=Path, default=Path(".venv-analyzer/bin/model-analyzer"))
     parser.add_argument("--out", type=Path, default=Path("runs/analyzer"), help="its results (default %(default)s)")
-    # Model Analyzer doubles each from its minimum to its maximum; the defaults keep the search to 12 runs,
-    # about 15 minutes on 2 cores (every combination from 1 would take hours there).
+    # Model Analyzer doubles each from its minimum to its maximum; the defaults keep the search to a handful of
+    # configs, about 25 minutes on 2 cores (every combination from 1 would take hours there).
     parser.add_argument("--min-batch-size", type=int, default=8)
     parser.add_argument("--max-batch-size", type=int, default=32)
     parser.add_argument("--max-instances", type=int, default=2)

@@ -103,6 +103,8 @@ def profile(server: ServerProcess, out: Path, seconds: float = 20, warmup: float
             batch_size: int = 2) -> Profile:
     """Load ``server`` with perf_analyzer (the tutorial's request) and profile it for ``seconds``."""
     out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("stub-*.collapsed.txt"):  # an earlier run's, with other instances
+        old.unlink()
     load = subprocess.Popen([str(perf_analyzer.binary()), "-m", RECOGNIZER, "-b", str(batch_size), "--shape",
                              perf_analyzer.TUTORIAL_SHAPE, "--concurrency-range", f"{concurrency}:{concurrency}",
                              "-u", server.grpc_url, "-i", "grpc", "--measurement-interval", "600000"],

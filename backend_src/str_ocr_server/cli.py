@@ -29,7 +29,7 @@ from .admin import ADMIN_KEY_ENV, ADMIN_KEY_FILE_ENV, admin_key, restriction_arg
 from .repository import (backend_of, compile_python_models, default_repository, instance_count, plan_models,
                          read_model_config)
 from .drain import wait_until_idle
-from .exposure import ACCEPT_FLAG, local_host, refusal, server_version
+from .exposure import ACCEPT_FLAG, addresses, local_host, refusal, server_version
 from .gate import ReadinessGate
 from .metrics import LauncherMetrics
 from .triton import ServerOptions, find_triton, server_command
@@ -131,9 +131,11 @@ def _drain(args: argparse.Namespace, gate: ReadinessGate | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     triton = find_triton()
-    if reason := refusal(args.address, server_version(triton.binary), args.accept_known_vulnerability):
-        log(reason)
-        return 2
+    version = server_version(triton.binary)
+    for address in addresses(args.address, args.triton_args):
+        if reason := refusal(address, version, args.accept_known_vulnerability):
+            log(reason)
+            return 2
     models, skipped = plan_models(args.model_repository, args.config_name, triton.backends, args.models)
     for name, reason in skipped.items():
         log(f"skipping {name}: {reason}")
@@ -149,9 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             metrics.serve(args.launcher_metrics_port, args.address)
         except OSError as error:
-            log(f"cannot serve the launcher's metrics on port {args.launcher_metrics_port} ({error}): choose another "
-                "with --launcher-metrics-port, or 0 for none")
-            return 2
+            log(f"serving without the launcher's metrics: port {args.launcher_metrics_port} ({error}); choose "
+                "another with --launcher-metrics-port")
+            args.launcher_metrics_port = 0
     key = admin_key(os.environ) if args.restrict_admin else None
     http = TritonHTTP(f"{local_host(args.address)}:{args.http_port}", key)
     options = ServerOptions(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 OVERFLOW_FIXED_IN = (2, 67)
@@ -34,8 +35,20 @@ def is_loopback(address: str) -> bool:
 
 
 def local_host(address: str) -> str:
-    """Where this machine reaches a server bound to ``address``."""
-    return "127.0.0.1" if address in ("0.0.0.0", "::") else address
+    """Where this machine reaches a server bound to ``address``, as a URL's host (IPv6 in brackets)."""
+    if address in ("0.0.0.0", "::"):
+        return "127.0.0.1"
+    return f"[{address}]" if ":" in address else address
+
+
+def addresses(address: str, triton_args: Sequence[str]) -> list[str]:
+    """``address`` and any other one the tritonserver options given after ``--`` bind (they come last, and win)."""
+    found = [address]
+    for i, arg in enumerate(triton_args):
+        option, _, value = arg.partition("=")
+        if option in ("--http-address", "--grpc-address", "--metrics-address"):
+            found.append(value or (triton_args[i + 1] if i + 1 < len(triton_args) else ""))
+    return found
 
 
 def server_version(binary: Path) -> tuple[int, int] | None:

@@ -1,7 +1,7 @@
 """The launcher's own Prometheus metrics, on a port of their own beside the server's.
 
-The server cannot count what the watchdog does: a model's metric families go when it is unloaded, and
-the watchdog unloads a model to replace a dead stub. So the launcher exports, per served model:
+The server cannot count what the watchdog does: a model's metric families go with the version they belong
+to, and the watchdog replaces the version whose stub died. So the launcher exports, per served model:
 
 - ``str_ocr_model_recoveries_total``: models loaded again after a stub died (counted once every instance
   is back);

@@ -11,7 +11,11 @@ seconds, so a death is seen at once whatever the load, and then:
    answering. (A plain load of a loaded, unchanged model is skipped; unloading first would unload the
    ensembles too; a configuration that changes only the instance groups replaces instances in place,
    which aborted this server release once while it destroyed the dead one.)
-3. opens the gate once every served model has all its instances again.
+3. opens the gate once every served model has all its instances again, and stops the replaced version's
+   surviving stubs ``RETIRE_AFTER`` seconds later.
+
+A model it cannot recover in ``ATTEMPTS`` tries stops the server, so that the launcher exits non-zero and is
+restarted: a server that stays live but never ready again would not be.
 """
 
 from __future__ import annotations
@@ -27,10 +31,14 @@ from str_ocr_client.http import TritonHTTP
 
 from .gate import ReadinessGate
 from .metrics import LauncherMetrics
-from .stubs import Stub, is_alive, living_stubs, stubs_of
+from .stubs import Stub, is_alive, living_stubs, parse_stub, stat_fields, stubs_of
 
 RELOAD_PARAMETER = "str_ocr_reload"
 """A parameter no model reads, counted up on each recovery so that the server sees a changed model."""
+ATTEMPTS = 3
+"""Recoveries of one model tried before the launcher gives up and stops the server."""
+BACKOFF = 5.0
+"""Seconds before the second attempt; each later one waits that much longer again."""
 RETIRE_AFTER = 10.0
 """Seconds the old version's surviving stubs get to answer what they hold before they are stopped."""
 
@@ -98,15 +106,36 @@ class Watchdog(threading.Thread):
 
     def _retire(self, survivors: list[Stub]) -> None:
         """Stop the old version's surviving stubs. This server release never destroys a version with a dead
-        instance, so they would live on, each holding a whole model's memory, and serve nothing."""
+        instance, so they would live on, each holding a whole model's memory, and serve nothing. (A server that
+        does destroy it has stopped them already: each pid is checked to be still the same stub of this server.)"""
         for stub in survivors:
+            fields = stat_fields(stub.pid)
+            if not fields or fields[1] != str(self.server_pid) or parse_stub(stub.pid, self.repository) != stub:
+                continue
             try:
                 os.kill(stub.pid, signal.SIGKILL)
-            except ProcessLookupError:
+            except OSError:
                 continue
             self.log(f"watchdog: stopped {stub.instance} (pid {stub.pid}) of {stub.model}'s replaced version")
 
     def recover(self, model: str) -> None:
+        """Replace ``model``'s instances, trying ``ATTEMPTS`` times; if it cannot, stop the server: the launcher then
+        exits non-zero and an orchestrator restarts it (a not-ready server that stays live would never be)."""
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                if self._recover_once(model):
+                    return
+            except Exception as error:  # noqa: BLE001 - a failed attempt, whatever failed
+                self.log(f"watchdog: recovering {model} failed: {type(error).__name__}: {error}")
+            if self.stopped.wait(BACKOFF * attempt):
+                return
+        self.log(f"watchdog: {model} could not be recovered in {ATTEMPTS} attempts: stopping tritonserver")
+        try:
+            os.kill(self.server_pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+    def _recover_once(self, model: str) -> bool:
         start = time.monotonic()
         # The backend kills a dead stub only once a request failed on its instance: let each one fail.
         for _ in range(2 * self.instances[model]):
@@ -115,7 +144,7 @@ class Watchdog(threading.Thread):
         new = self._new_stubs(model) if status == 200 else []
         if not new:
             self.log(f"watchdog: loading {model} again failed ({status}): {body}")
-            return  # stays not ready: an orchestrator restarts the pod
+            return False
         with self.lock:
             survivors = [s for s in self.watched.values() if s.model == model and is_alive(s.pid)]
             self.watched = {pid: s for pid, s in self.watched.items() if s.model != model} | {s.pid: s for s in new}
@@ -125,5 +154,7 @@ class Watchdog(threading.Thread):
         retire.start()
         seconds = time.monotonic() - start
         self.metrics.recovered(model, seconds)
-        self.gate.open(model)
         self.log(f"watchdog: {model} has all its instances again after {seconds:.1f} s")
+        if not any(self.gate.open(model) for _ in range(3)):
+            raise RuntimeError("the readiness gate did not open")
+        return True

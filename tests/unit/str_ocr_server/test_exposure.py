@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from str_ocr.contract import DEFAULT_PORTS
-from str_ocr_server.cli import parse_args
-from str_ocr_server.exposure import ACCEPT_FLAG, OVERFLOW_FIXED_IN, is_loopback, local_host, refusal, server_version
+from str_ocr_server.cli import main, parse_args
+from str_ocr_server.exposure import (ACCEPT_FLAG, OVERFLOW_FIXED_IN, addresses, is_loopback, local_host, refusal,
+                                    server_version)
 from str_ocr_server.triton import ServerOptions, Triton, server_command
 
 
@@ -42,3 +43,10 @@ def test_every_endpoint_binds_the_address_and_local_clients_find_it(tmp_path):
     command = server_command(Triton(tmp_path / "tritonserver", tmp_path), options, ["text_recognition"])
     assert {f"--{api}-address=0.0.0.0" for api in ("http", "grpc", "metrics")} <= set(command)
     assert local_host("0.0.0.0") == "127.0.0.1" and local_host("10.1.2.3") == "10.1.2.3"
+    assert local_host("::1") == "[::1]"
+
+
+def test_an_address_given_to_tritonserver_itself_is_checked_too():
+    assert addresses("127.0.0.1", ["--http-address=0.0.0.0", "--log-verbose=1", "--grpc-address", "10.0.0.1"]) == [
+        "127.0.0.1", "0.0.0.0", "10.0.0.1"]
+    assert main(["--", "--http-address=0.0.0.0"]) == 2  # refused before any server starts
