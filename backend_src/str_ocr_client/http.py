@@ -51,11 +51,13 @@ class TritonHTTP:
         status, body = self.call("/repository/index", {})
         return body if status == 200 and isinstance(body, list) else []
 
-    def load(self, model: str, config: dict | None = None, timeout: float = 300) -> tuple[int, object]:
+    def load(self, model: str, config: dict | None = None, files: dict[str, str] | None = None,
+             timeout: float = 300) -> tuple[int, object]:
         """Load ``model``; with ``config`` (the whole configuration, as JSON), load it with that one instead of
-        its config.pbtxt, even if already loaded: the server then loads it anew beside the old one and swaps."""
-        body = {"parameters": {"config": json.dumps(config)}} if config is not None else {}
-        return self.call(f"/repository/models/{model}/load", body, timeout)
+        its config.pbtxt, even if already loaded: the server then loads it anew beside the old one and swaps.
+        ``files``: the model's files in the request (``file:PATH`` -> base64 contents), as the load API takes them."""
+        parameters = ({"config": json.dumps(config)} if config is not None else {}) | (files or {})
+        return self.call(f"/repository/models/{model}/load", {"parameters": parameters} if parameters else {}, timeout)
 
     def config(self, model: str) -> dict | None:
         """The configuration the server runs ``model`` with, as JSON (None when it cannot say)."""

@@ -40,10 +40,15 @@ def scrape(metrics_url: str) -> str:
         return response.read().decode()
 
 
-def metric_total(metrics_url: str, name: str, **labels: str) -> float:
-    """Sum of the samples of metric ``name`` whose labels include ``labels``."""
+def sample_total(text: str, name: str, **labels: str) -> float:
+    """Sum of the samples of metric ``name`` in a scrape's ``text`` whose labels include ``labels``."""
     total = 0.0
-    for line in scrape(metrics_url).splitlines():
+    for line in text.splitlines():
         if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
             total += float(line.rsplit(" ", 1)[1])
     return total
+
+
+def metric_total(metrics_url: str, name: str, **labels: str) -> float:
+    """Sum of the samples of metric ``name`` whose labels include ``labels``, scraped now."""
+    return sample_total(scrape(metrics_url), name, **labels)

@@ -13,7 +13,7 @@ import time
 import urllib.error
 from collections.abc import Callable
 
-from str_ocr_client.stats import scrape
+from str_ocr_client.stats import sample_total, scrape
 
 PENDING = "nv_inference_pending_request_count"
 COMPLETED = ("nv_inference_request_success", "nv_inference_request_failure")
@@ -25,14 +25,7 @@ def activity(metrics_url: str) -> tuple[float, float] | None:
         text = scrape(metrics_url)
     except (urllib.error.URLError, OSError):
         return None
-    waiting = completed = 0.0
-    for line in text.splitlines():
-        name = line.split("{", 1)[0]
-        if name == PENDING:
-            waiting += float(line.rsplit(" ", 1)[1])
-        elif name in COMPLETED:
-            completed += float(line.rsplit(" ", 1)[1])
-    return waiting, completed
+    return sample_total(text, PENDING), sum(sample_total(text, name) for name in COMPLETED)
 
 
 def wait_until_idle(metrics_url: str, timeout: float, quiet: float = 1.0, poll: float = 0.05,

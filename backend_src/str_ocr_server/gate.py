@@ -10,7 +10,6 @@ it as unloaded. It never serves a request: it is either failed or unloaded.
 from __future__ import annotations
 
 import base64
-import json
 import threading
 
 from str_ocr_client.http import TritonHTTP
@@ -43,8 +42,7 @@ class ReadinessGate:
         self.lock = threading.Lock()
 
     def _load(self, config: dict) -> tuple[int, object]:
-        parameters = {"config": json.dumps(config)} | _VERSION_FILE
-        return self.http.call(f"/repository/models/{GATE_MODEL}/load", {"parameters": parameters}, 30)
+        return self.http.load(GATE_MODEL, config, _VERSION_FILE, timeout=30)
 
     def close(self, reason: str) -> None:
         with self.lock:
