@@ -26,14 +26,13 @@ from str_ocr.contract import ADMIN_APIS, ADMIN_HEADER, DEFAULT_PORTS, LAUNCHER_M
 from str_ocr_client.http import TritonHTTP
 
 from .admin import ADMIN_KEY_ENV, ADMIN_KEY_FILE_ENV, admin_key, restriction_args
-from .repository import (backend_of, compile_python_models, default_repository, instance_count, plan_models,
-                         read_model_config)
+from .repository import compile_python_models, default_repository, plan_models
 from .drain import wait_until_idle
 from .exposure import ACCEPT_FLAG, addresses, local_host, refusal, server_version
 from .gate import ReadinessGate
 from .metrics import LauncherMetrics
 from .triton import ServerOptions, find_triton, server_command
-from .watchdog import Watchdog
+from .watchdog import Watchdog, served_instances
 
 WATCH_INTERVAL = 0.2
 """The longest time between two reads of the stub processes: a dead one is seen within it."""
@@ -110,8 +109,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def _start_watchdog(args: argparse.Namespace, http: TritonHTTP, server_pid: int, models: Sequence[str],
                     gate: ReadinessGate, metrics: LauncherMetrics) -> Watchdog:
-    configs = {m: read_model_config(args.model_repository / m, args.config_name) for m in models}
-    instances = {m: instance_count(c) for m, c in configs.items() if backend_of(c) == "python"}
+    configs = {m: http.config(m) for m in models}
+    for model in (m for m, c in configs.items() if c is None):
+        log(f"watchdog: {model}'s configuration could not be read from the server; its stubs are not watched")
+    instances = {m: served_instances(c) for m, c in configs.items() if c and c.get("backend") == "python"}
     watchdog = Watchdog(http, server_pid, args.model_repository, instances, gate, min(args.watchdog, WATCH_INTERVAL), log,
                         metrics)
     watchdog.start()

@@ -65,10 +65,6 @@ def ensemble_steps(config: ModelConfig) -> list[str]:
     return [step.model_name for step in config.ensemble_scheduling.step]
 
 
-def instance_count(config: ModelConfig) -> int:
-    return sum(g.count or 1 for g in config.instance_group) or 1
-
-
 def _cannot_load(model_dir: Path, config: ModelConfig, backends: set[str]) -> str | None:
     """Why this server cannot load the model, or None."""
     backend = backend_of(config)

@@ -31,7 +31,7 @@ from str_ocr_client.http import TritonHTTP
 
 from .gate import ReadinessGate
 from .metrics import LauncherMetrics
-from .stubs import Stub, is_alive, living_stubs, parse_stub, stat_fields, stubs_of
+from .stubs import Stub, is_alive, living_stubs, parse_stub, stat_fields
 
 RELOAD_PARAMETER = "str_ocr_reload"
 """A parameter no model reads, counted up on each recovery so that the server sees a changed model."""
@@ -41,6 +41,14 @@ BACKOFF = 5.0
 """Seconds before the second attempt; each later one waits that much longer again."""
 RETIRE_AFTER = 10.0
 """Seconds the old version's surviving stubs get to answer what they hold before they are stopped."""
+
+
+def served_instances(config: dict) -> int:
+    """How many instances, so stubs, the server runs for a model, from the configuration it reports (counts and
+    kinds filled in): a KIND_GPU group has ``count`` on each of its GPUs."""
+    def size(group: dict) -> int:
+        return int(group.get("count", 1)) * (len(group.get("gpus", [])) or 1 if group.get("kind") == "KIND_GPU" else 1)
+    return sum(size(g) for g in config.get("instance_group", [])) or 1
 
 
 class Watchdog(threading.Thread):
@@ -59,25 +67,36 @@ class Watchdog(threading.Thread):
         self.stopped.set()
 
     def adopt(self, models: set[str]) -> None:
-        """Watch the stubs of ``models``, those that died already included (a zombie until the server reaps it):
-        one may die between the server's readiness and this first look."""
-        stubs = [s for s in stubs_of(self.server_pid, self.repository) if s.model in models]
+        """Watch the living stubs of ``models``. One that died before this first look is a zombie without a command
+        line, which names no model: ``_deaths`` counts it as missing instead."""
+        stubs = [s for s in living_stubs(self.server_pid, self.repository) if s.model in models]
         with self.lock:
             self.watched = {pid: s for pid, s in self.watched.items() if s.model not in models}
             self.watched |= {s.pid: s for s in stubs}
 
+    def _deaths(self) -> dict[str, tuple[list[Stub], int]]:
+        """The models not being recovered that have lost a stub: the watched stubs that died, and how many
+        instances are missing in all. Marks them as being recovered."""
+        found = {}
+        with self.lock:
+            for model, expected in self.instances.items():
+                stubs = [s for s in self.watched.values() if s.model == model]
+                dead = [s for s in stubs if not is_alive(s.pid)]
+                missing = expected - (len(stubs) - len(dead))
+                if model not in self.recovering and missing > 0:
+                    self.recovering.add(model)
+                    found[model] = (dead, missing)
+        return found
+
     def run(self) -> None:
         self.adopt(set(self.instances))
         while not self.stopped.wait(self.interval):
-            with self.lock:
-                dead = [s for s in self.watched.values() if s.model not in self.recovering and not is_alive(s.pid)]
-                for stub in dead:
-                    self.recovering.add(stub.model)
-            for model in dict.fromkeys(s.model for s in dead):
-                names = ", ".join(f"{s.instance} (pid {s.pid})" for s in dead if s.model == model)
+            for model, (dead, missing) in self._deaths().items():
+                names = [f"{s.instance} (pid {s.pid})" for s in dead]
+                names += [f"{missing - len(dead)} that died before it was watched"] if missing > len(dead) else []
                 self.gate.close(model)
-                self.metrics.died(model, sum(s.model == model for s in dead))
-                self.log(f"watchdog: the stub of {names} died; not ready until {model}'s instances are replaced")
+                self.metrics.died(model, missing)
+                self.log(f"watchdog: the stub of {', '.join(names)} died; not ready until {model}'s instances are replaced")
                 threading.Thread(target=self.recover, args=(model,), daemon=True).start()
 
     def _new_stubs(self, model: str, timeout: float = 120) -> list[Stub]:

@@ -1,12 +1,17 @@
-"""A recovery that cannot succeed stops the server, so that the launcher exits and is restarted."""
+"""The watchdog: a stub death seen however early it happens, and a recovery that cannot succeed stops the server."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 from str_ocr_server import watchdog
 from str_ocr_server.metrics import LauncherMetrics
+from str_ocr_server.stubs import Stub, is_alive
 
 
 class Unreachable:
@@ -32,3 +37,47 @@ def test_a_model_that_cannot_be_recovered_stops_the_server(monkeypatch, tmp_path
         server.kill()
     assert sum("loading text_recognition again failed" in line for line in logged) == watchdog.ATTEMPTS
     assert "could not be recovered in 3 attempts: stopping tritonserver" in logged[-1]
+
+
+def test_the_server_reported_counts_give_each_gpu_its_own_instances():
+    assert watchdog.served_instances({"instance_group": [{"kind": "KIND_CPU", "count": 2}]}) == 2
+    assert watchdog.served_instances({"instance_group": [{"kind": "KIND_GPU", "count": 2, "gpus": [0, 1]},
+                                                         {"kind": "KIND_CPU", "count": 1}]}) == 5
+    assert watchdog.served_instances({}) == 1
+
+
+@pytest.fixture
+def two_stubs(monkeypatch, tmp_path: Path):
+    """A watchdog over a model of two instances whose stubs are two real processes, as the server reports them."""
+    processes = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
+    stubs = [Stub(p.pid, "text_recognition", f"text_recognition_0_{i}") for i, p in enumerate(processes)]
+    monkeypatch.setattr(watchdog, "living_stubs", lambda *_: [s for s in stubs if is_alive(s.pid)])
+    dog = watchdog.Watchdog(Unreachable(), os.getpid(), tmp_path, {"text_recognition": 2}, gate=None, interval=0.1,
+                            log=print, metrics=LauncherMetrics(["text_recognition"]))
+    yield dog, processes, stubs
+    for process in processes:
+        process.kill()
+        process.wait()
+
+
+def kill(process: subprocess.Popen) -> None:
+    process.kill()
+    while is_alive(process.pid):  # a zombie now: not waited for, as the server does not wait for a dead stub
+        time.sleep(0.01)
+
+
+def test_a_watched_stub_that_dies_is_seen_once(two_stubs):
+    dog, processes, stubs = two_stubs
+    dog.adopt({"text_recognition"})
+    assert dog._deaths() == {}
+    kill(processes[1])
+    assert dog._deaths() == {"text_recognition": ([stubs[1]], 1)}
+    assert dog._deaths() == {}, "a model being recovered is not reported again"
+
+
+def test_a_stub_that_died_before_the_first_look_is_counted_missing(two_stubs):
+    """A zombie's command line is empty: nothing names its model, only the count of living stubs falls short."""
+    dog, processes, _ = two_stubs
+    kill(processes[0])
+    dog.adopt({"text_recognition"})
+    assert dog._deaths() == {"text_recognition": ([], 1)}
