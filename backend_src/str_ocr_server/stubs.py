@@ -1,8 +1,9 @@
 """The Python backend's stub processes of a running tritonserver, read from ``/proc``.
 
 Each model instance of the Python backend runs in its own stub process, a child of tritonserver whose
-command line names the model's ``model.py`` and the instance. A stub that died stays a zombie until the
-server reaps it, which this server release does only when the instance is destroyed.
+command line names the model's ``model.py``, its shared-memory region in ``/dev/shm`` and the instance.
+A stub that died stays a zombie until the server reaps it, which this server release does only when the
+instance is destroyed; neither the dead stub nor the server then removes its region.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROC = Path("/proc")
+SHM = Path("/dev/shm")
 STUB_BINARY = "triton_python_backend_stub"
+REGION_PREFIX = "triton_python_backend_shm_region_"
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,7 @@ class Stub:
     pid: int
     model: str
     instance: str
+    region: str = ""
 
 
 def stat_fields(pid: int) -> list[str] | None:
@@ -30,10 +34,15 @@ def stat_fields(pid: int) -> list[str] | None:
     return text[text.rindex(")") + 2:].split()
 
 
+def is_zombie(fields: list[str] | None) -> bool:
+    """Whether the process whose ``stat_fields`` these are has died and not been reaped by its parent."""
+    return fields is not None and fields[0] in ("Z", "X")
+
+
 def is_alive(pid: int) -> bool:
     """Running, not a zombie (a dead stub stays a zombie until tritonserver reaps it)."""
     fields = stat_fields(pid)
-    return fields is not None and fields[0] not in ("Z", "X")
+    return fields is not None and not is_zombie(fields)
 
 
 def children(parent: int) -> list[int]:
@@ -58,7 +67,7 @@ def parse_stub(pid: int, repository: Path) -> Stub | None:
         model = model_py.relative_to(repository).parts[0]
     except ValueError:
         return None
-    return Stub(pid, model, argv[8])
+    return Stub(pid, model, argv[8], argv[2])
 
 
 def stubs_of(server_pid: int, repository: Path) -> list[Stub]:
@@ -69,3 +78,16 @@ def stubs_of(server_pid: int, repository: Path) -> list[Stub]:
 def living_stubs(server_pid: int, repository: Path) -> list[Stub]:
     """The stubs of ``server_pid`` that run a model of ``repository`` and have not died."""
     return [s for s in stubs_of(server_pid, repository) if is_alive(s.pid)]
+
+
+def remove_region(stub: Stub) -> bool:
+    """Unlink a stub's shared-memory region from ``/dev/shm``: its name only, as a server that still maps it keeps
+    its pages until it exits. Safe for the other instances, whose regions are their own. True if it was there."""
+    name = stub.region
+    if not name.startswith(REGION_PREFIX) or "/" in name or name in (".", ".."):
+        return False
+    try:
+        (SHM / name).unlink()
+    except OSError:
+        return False
+    return True

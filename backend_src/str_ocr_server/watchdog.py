@@ -11,8 +11,8 @@ seconds, so a death is seen at once whatever the load, and then:
    answering. (A plain load of a loaded, unchanged model is skipped; unloading first would unload the
    ensembles too; a configuration that changes only the instance groups replaces instances in place,
    which aborted this server release once while it destroyed the dead one.)
-3. opens the gate once every served model has all its instances again, and stops the replaced version's
-   surviving stubs ``RETIRE_AFTER`` seconds later.
+3. opens the gate once every served model has all its instances again, and ``RETIRE_AFTER`` seconds later
+   stops the replaced version's surviving stubs and removes its stubs' regions from ``/dev/shm``.
 
 A model it cannot recover in ``ATTEMPTS`` tries stops the server, so that the launcher exits non-zero and is
 restarted: a server that stays live but never ready again would not be.
@@ -31,7 +31,7 @@ from str_ocr_client.http import TritonHTTP
 
 from .gate import ReadinessGate
 from .metrics import LauncherMetrics
-from .stubs import Stub, is_alive, living_stubs, parse_stub, stat_fields
+from .stubs import Stub, is_alive, is_zombie, living_stubs, parse_stub, remove_region, stat_fields
 
 RELOAD_PARAMETER = "str_ocr_reload"
 """A parameter no model reads, counted up on each recovery so that the server sees a changed model."""
@@ -60,6 +60,7 @@ class Watchdog(threading.Thread):
         self.stopped = threading.Event()
         self.watched: dict[int, Stub] = {}
         self.recovering: set[str] = set()
+        self.next_lookup = 0.0
         self.metrics = metrics
         self.lock = threading.Lock()
 
@@ -67,37 +68,59 @@ class Watchdog(threading.Thread):
         self.stopped.set()
 
     def adopt(self, models: set[str]) -> None:
-        """Watch the living stubs of ``models``. One that died before this first look is a zombie without a command
-        line, which names no model: ``_deaths`` counts it as missing instead."""
+        """Watch the living stubs of ``models`` (instead of those watched so far)."""
         stubs = [s for s in living_stubs(self.server_pid, self.repository) if s.model in models]
         with self.lock:
             self.watched = {pid: s for pid, s in self.watched.items() if s.model not in models}
             self.watched |= {s.pid: s for s in stubs}
 
-    def _deaths(self) -> dict[str, tuple[list[Stub], int]]:
-        """The models not being recovered that have lost a stub: the watched stubs that died, and how many
-        instances are missing in all. Marks them as being recovered."""
-        found = {}
+    def _short(self) -> dict[str, int]:
+        """How many instances each model lacks among its watched stubs."""
         with self.lock:
-            for model, expected in self.instances.items():
-                stubs = [s for s in self.watched.values() if s.model == model]
-                dead = [s for s in stubs if not is_alive(s.pid)]
-                missing = expected - (len(stubs) - len(dead))
-                if model not in self.recovering and missing > 0:
-                    self.recovering.add(model)
-                    found[model] = (dead, missing)
-        return found
+            return {m: n - sum(s.model == m for s in self.watched.values()) for m, n in self.instances.items()}
+
+    def _deaths(self) -> dict[str, list[Stub]]:
+        """The watched stubs that died, by model, leaving out the models being recovered.
+
+        A dead stub stays a zombie: this server release reaps one only when it stops its instance in order.
+        A watched stub gone altogether was stopped so, by a load or an unload an operator asked for: the
+        model's stubs are looked up again instead (also while it has fewer than its instances: loaded again)."""
+        dead: dict[str, list[Stub]] = {}
+        looked_up: set[str] = set()
+        with self.lock:
+            for stub in self.watched.values():
+                if stub.model in self.recovering:
+                    continue
+                fields = stat_fields(stub.pid)
+                if fields is None:
+                    looked_up.add(stub.model)
+                elif is_zombie(fields):
+                    dead.setdefault(stub.model, []).append(stub)
+        short = {m for m, n in self._short().items() if n > 0 and m not in self.recovering}
+        if looked_up - set(dead) or (short and time.monotonic() >= self.next_lookup):
+            self.next_lookup = time.monotonic() + 1.0
+            self.adopt((looked_up | short) - set(dead))
+        return dead
+
+    def _recover_each(self, lost: dict[str, tuple[list[Stub], int]]) -> None:
+        """Close the gate and start a recovery of each model that ``lost`` (its dead stubs, how many in all)."""
+        for model, (dead, count) in lost.items():
+            with self.lock:
+                self.recovering.add(model)
+            names = [f"{s.instance} (pid {s.pid})" for s in dead]
+            names += [f"{count - len(dead)} that died before the first look"] if count > len(dead) else []
+            self.gate.close(model)
+            self.metrics.died(model, count)
+            self.log(f"watchdog: the stub of {', '.join(names)} died; not ready until {model}'s instances are replaced")
+            threading.Thread(target=self.recover, args=(model,), daemon=True).start()
 
     def run(self) -> None:
+        # A stub that died before this first look is a zombie without a command line, which names no model: only
+        # the count of its model's living stubs shows it.
         self.adopt(set(self.instances))
+        self._recover_each({m: ([], n) for m, n in self._short().items() if n > 0})
         while not self.stopped.wait(self.interval):
-            for model, (dead, missing) in self._deaths().items():
-                names = [f"{s.instance} (pid {s.pid})" for s in dead]
-                names += [f"{missing - len(dead)} that died before it was watched"] if missing > len(dead) else []
-                self.gate.close(model)
-                self.metrics.died(model, missing)
-                self.log(f"watchdog: the stub of {', '.join(names)} died; not ready until {model}'s instances are replaced")
-                threading.Thread(target=self.recover, args=(model,), daemon=True).start()
+            self._recover_each({m: (dead, len(dead)) for m, dead in self._deaths().items()})
 
     def _new_stubs(self, model: str, timeout: float = 120) -> list[Stub]:
         """The model's stubs started since it was last watched, once there is one per instance ([] at timeout).
@@ -123,19 +146,21 @@ class Watchdog(threading.Thread):
         parameters[RELOAD_PARAMETER] = {"string_value": str(generation)}
         return self.http.load(model, config)
 
-    def _retire(self, survivors: list[Stub]) -> None:
-        """Stop the old version's surviving stubs. This server release never destroys a version with a dead
-        instance, so they would live on, each holding a whole model's memory, and serve nothing. (A server that
-        does destroy it has stopped them already: each pid is checked to be still the same stub of this server.)"""
-        for stub in survivors:
+    def _retire(self, old: list[Stub]) -> None:
+        """Stop the old version's surviving stubs and remove its stubs' shared-memory regions. This server release
+        never destroys a version with a dead instance, so its survivors would live on, each holding a whole model's
+        memory and serving nothing, and no one would unlink its regions. (A server that does destroy it has done
+        both already: each pid is checked to be still the same stub of this server.)"""
+        for stub in old:
             fields = stat_fields(stub.pid)
-            if not fields or fields[1] != str(self.server_pid) or parse_stub(stub.pid, self.repository) != stub:
-                continue
-            try:
-                os.kill(stub.pid, signal.SIGKILL)
-            except OSError:
-                continue
-            self.log(f"watchdog: stopped {stub.instance} (pid {stub.pid}) of {stub.model}'s replaced version")
+            if is_alive(stub.pid) and fields and fields[1] == str(self.server_pid) \
+                    and parse_stub(stub.pid, self.repository) == stub:
+                try:
+                    os.kill(stub.pid, signal.SIGKILL)
+                    self.log(f"watchdog: stopped {stub.instance} (pid {stub.pid}) of {stub.model}'s replaced version")
+                except OSError:
+                    pass
+            remove_region(stub)
 
     def recover(self, model: str) -> None:
         """Replace ``model``'s instances, trying ``ATTEMPTS`` times; if it cannot, stop the server: the launcher then
@@ -165,10 +190,10 @@ class Watchdog(threading.Thread):
             self.log(f"watchdog: loading {model} again failed ({status}): {body}")
             return False
         with self.lock:
-            survivors = [s for s in self.watched.values() if s.model == model and is_alive(s.pid)]
+            old = [s for s in self.watched.values() if s.model == model]
             self.watched = {pid: s for pid, s in self.watched.items() if s.model != model} | {s.pid: s for s in new}
             self.recovering.discard(model)
-        retire = threading.Timer(RETIRE_AFTER, self._retire, args=(survivors,))
+        retire = threading.Timer(RETIRE_AFTER, self._retire, args=(old,))
         retire.daemon = True
         retire.start()
         seconds = time.monotonic() - start

@@ -48,7 +48,7 @@ def test_the_server_reported_counts_give_each_gpu_its_own_instances():
 
 @pytest.fixture
 def two_stubs(monkeypatch, tmp_path: Path):
-    """A watchdog over a model of two instances whose stubs are two real processes, as the server reports them."""
+    """A watchdog over a model of two instances whose stubs are real processes, as the server reports them."""
     processes = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
     stubs = [Stub(p.pid, "text_recognition", f"text_recognition_0_{i}") for i, p in enumerate(processes)]
     monkeypatch.setattr(watchdog, "living_stubs", lambda *_: [s for s in stubs if is_alive(s.pid)])
@@ -66,18 +66,33 @@ def kill(process: subprocess.Popen) -> None:
         time.sleep(0.01)
 
 
-def test_a_watched_stub_that_dies_is_seen_once(two_stubs):
+def test_a_watched_stub_that_dies_is_a_death(two_stubs):
     dog, processes, stubs = two_stubs
     dog.adopt({"text_recognition"})
-    assert dog._deaths() == {}
+    assert dog._deaths() == {} and dog._short() == {"text_recognition": 0}
     kill(processes[1])
-    assert dog._deaths() == {"text_recognition": ([stubs[1]], 1)}
+    assert dog._deaths() == {"text_recognition": [stubs[1]]}
+    dog.recovering.add("text_recognition")
     assert dog._deaths() == {}, "a model being recovered is not reported again"
 
 
-def test_a_stub_that_died_before_the_first_look_is_counted_missing(two_stubs):
+def test_a_stub_that_died_before_the_first_look_leaves_its_model_short(two_stubs):
     """A zombie's command line is empty: nothing names its model, only the count of living stubs falls short."""
     dog, processes, _ = two_stubs
     kill(processes[0])
     dog.adopt({"text_recognition"})
-    assert dog._deaths() == {"text_recognition": ([], 1)}
+    assert dog._short() == {"text_recognition": 1}
+
+
+def test_stubs_the_server_stopped_in_order_are_replaced_not_mourned(two_stubs):
+    """An operator's load: the new version's stubs start, the old ones are stopped and reaped by the server."""
+    dog, processes, stubs = two_stubs
+    dog.adopt({"text_recognition"})
+    new = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
+    processes += new
+    stubs[:] = [Stub(p.pid, "text_recognition", f"text_recognition_0_{i}") for i, p in enumerate(new)]
+    for process in processes[:2]:
+        process.kill()
+        process.wait()  # reaped: gone from /proc, as a stub the server stopped
+    assert dog._deaths() == {}
+    assert set(dog.watched) == {p.pid for p in new}

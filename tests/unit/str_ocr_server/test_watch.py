@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from str_ocr_server.gate import GATE_MODEL, wrapper_config
-from str_ocr_server.stubs import is_alive, parse_stub
+from str_ocr_server.stubs import REGION_PREFIX, SHM, Stub, is_alive, parse_stub, remove_region
 
 CONFIG = {
     "name": "text_recognition", "max_batch_size": 32,
@@ -33,3 +33,15 @@ def test_a_process_that_is_not_a_stub_is_not_taken_for_one_and_a_zombie_is_dead(
     assert not is_alive(child.pid)
     child.wait()
     assert not is_alive(child.pid)
+
+
+def test_only_a_python_backend_region_is_removed_and_only_from_dev_shm():
+    region = SHM / f"{REGION_PREFIX}unit-test-{os.getpid()}"
+    region.write_bytes(b"\0" * 16)
+    try:
+        assert remove_region(Stub(1, "m", "m_0_0", region.name)) and not region.exists()
+        assert not remove_region(Stub(1, "m", "m_0_0", region.name)), "already gone"
+    finally:
+        region.unlink(missing_ok=True)
+    for name in ["", "other_region", f"{REGION_PREFIX}/../../etc/passwd", f"../{REGION_PREFIX}x"]:
+        assert not remove_region(Stub(1, "m", "m_0_0", name))
