@@ -8,7 +8,7 @@
 set -euo pipefail
 step=$1 dir=$2
 # What the launcher and the models import besides torch (and protobuf, below); versions from requirements.txt.
-PACKAGES=(numpy pillow tritonclient grpcio prometheus_client)
+PACKAGES=(numpy pillow tritonclient grpcio prometheus_client aiohttp)
 USER_NAME=triton-server  # NGC's non-root user, uid 1000; the CPU image makes the same
 
 ngc() { [ -x /opt/tritonserver/bin/tritonserver ]; }

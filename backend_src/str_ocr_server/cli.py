@@ -2,7 +2,8 @@
 
     python -m str_ocr_server [--model-repository DIR] [--config-name NAME] [--models a,b]
                              [--address A] [--http-port N] [--grpc-port N] [--metrics-port N]
-                             [--launcher-metrics-port N] [--watchdog S] [--accept-known-vulnerability]
+                             [--launcher-metrics-port N] [--http-max-body-bytes N] [--no-http-guard]
+                             [--watchdog S] [--accept-known-vulnerability]
                              [--restrict-admin] [-- TRITONSERVER OPTIONS]
 
 It finds a server (``$TRITONSERVER_HOME``, the NGC container's ``/opt/tritonserver``, or the one the
@@ -30,10 +31,14 @@ from .repository import compile_python_models, default_repository, plan_models
 from .drain import wait_until_idle
 from .exposure import ACCEPT_FLAG, addresses, local_host, refusal, server_version
 from .gate import ReadinessGate
+from .http_guard import HttpGuard
 from .metrics import LauncherMetrics
+from .process import free_ports
 from .triton import ServerOptions, find_triton, server_command
 from .watchdog import Watchdog, served_instances
 
+HTTP_MAX_BODY = 16 * 1024 * 1024
+"""The largest HTTP request body taken by default: an 8 MiB image (the ensemble's limit) in JSON, with room."""
 WATCH_INTERVAL = 0.2
 """The longest time between two reads of the stub processes: a dead one is seen within it."""
 
@@ -84,6 +89,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="listen beyond loopback even with a server that one malformed request can take a model "
                              "down with (str_ocr_server.exposure)")
     parser.add_argument("--http-port", type=int, default=DEFAULT_PORTS.http)
+    parser.add_argument("--http-max-body-bytes", type=int, default=HTTP_MAX_BODY, metavar="N",
+                        help="refuse (413) an HTTP request body larger than this, before it is read whole "
+                             "(default: %(default)s)")
+    parser.add_argument("--no-http-guard", action="store_true",
+                        help="serve tritonserver's own HTTP endpoint on --http-port, without the launcher's front "
+                             "(str_ocr_server.http_guard): no body bound, 500 for malformed JSON, overflowing "
+                             "shapes passed to the models")
     parser.add_argument("--grpc-port", type=int, default=DEFAULT_PORTS.grpc)
     parser.add_argument("--metrics-port", type=int, default=DEFAULT_PORTS.metrics)
     parser.add_argument("--launcher-metrics-port", type=int, default=LAUNCHER_METRICS_PORT,
@@ -119,13 +131,24 @@ def _start_watchdog(args: argparse.Namespace, http: TritonHTTP, server_pid: int,
     return watchdog
 
 
-def _drain(args: argparse.Namespace, gate: ReadinessGate | None) -> None:
+def _start_http_guard(args: argparse.Namespace) -> tuple[HttpGuard | None, int]:
+    """The launcher's HTTP front on --http-port, unless --no-http-guard; and the port tritonserver's HTTP takes."""
+    if args.no_http_guard:
+        return None, args.http_port
+    (upstream,) = free_ports(1)
+    guard = HttpGuard(f"127.0.0.1:{upstream}", args.http_max_body_bytes)
+    guard.start(args.address, args.http_port)
+    return guard, upstream
+
+
+def _drain(args: argparse.Namespace, gate: ReadinessGate | None, guard: HttpGuard | None) -> None:
     """Not ready, then wait (at most --exit-timeout) until nothing is in flight."""
     if gate is None:
         return
     gate.close("stopping")
     start = time.monotonic()
-    idle = wait_until_idle(f"{local_host(args.address)}:{args.metrics_port}", args.exit_timeout)
+    idle = wait_until_idle(f"{local_host(args.address)}:{args.metrics_port}", args.exit_timeout,
+                           busy=lambda: bool(guard and guard.in_flight))
     log(f"drained in {time.monotonic() - start:.1f} s" if idle else "could not see the server idle; stopping it anyway")
 
 
@@ -155,10 +178,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"serving without the launcher's metrics: port {args.launcher_metrics_port} ({error}); choose "
                 "another with --launcher-metrics-port")
             args.launcher_metrics_port = 0
+    try:
+        guard, triton_http_port = _start_http_guard(args)
+    except OSError as error:
+        log(f"cannot listen for HTTP on {args.address}:{args.http_port} ({error}); choose another with --http-port")
+        return 2
     key = admin_key(os.environ) if args.restrict_admin else None
-    http = TritonHTTP(f"{local_host(args.address)}:{args.http_port}", key)
+    http = TritonHTTP(f"{'127.0.0.1' if guard else local_host(args.address)}:{triton_http_port}", key)
     options = ServerOptions(
-        repository=args.model_repository, ports=Ports(args.http_port, args.grpc_port, args.metrics_port), address=args.address,
+        repository=args.model_repository, ports=Ports(triton_http_port, args.grpc_port, args.metrics_port),
+        address=args.address, http_address="127.0.0.1" if guard else None,
         config_name=args.config_name, exit_timeout=args.exit_timeout,
         disable_auto_complete_config=args.disable_auto_complete_config,
         restriction=restriction_args(key) if key else (), extra=args.triton_args,
@@ -201,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     while process.poll() is None and not stopping:
         time.sleep(0.1)
     if process.poll() is None:
-        _drain(args, gate)
+        _drain(args, gate, guard)
         process.send_signal(signal.SIGTERM)
     code = process.wait()
     log(f"tritonserver exited with status {code}")

@@ -29,15 +29,16 @@ def activity(metrics_url: str) -> tuple[float, float] | None:
 
 
 def wait_until_idle(metrics_url: str, timeout: float, quiet: float = 1.0, poll: float = 0.05,
-                    stopped: Callable[[], bool] = lambda: False) -> bool:
-    """True once nothing is in flight; False at ``timeout`` (or when the metrics cannot be read)."""
+                    stopped: Callable[[], bool] = lambda: False, busy: Callable[[], bool] = lambda: False) -> bool:
+    """True once nothing is in flight, in the server or (``busy``) in front of it; False at ``timeout`` (or when
+    the metrics cannot be read)."""
     deadline = time.monotonic() + timeout
     last, quiet_since = None, time.monotonic()
     while time.monotonic() < deadline and not stopped():
         now = activity(metrics_url)
         if now is None:
             return False
-        if now[0] > 0 or (last is not None and now[1] != last):
+        if now[0] > 0 or busy() or (last is not None and now[1] != last):
             quiet_since = time.monotonic()
         elif time.monotonic() - quiet_since >= quiet:
             return True

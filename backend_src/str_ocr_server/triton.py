@@ -72,6 +72,8 @@ class ServerOptions:
     ports: Ports
     address: str = "127.0.0.1"
     """Where HTTP, gRPC and metrics listen."""
+    http_address: str | None = None
+    """Where HTTP listens instead, if elsewhere (loopback, behind the launcher's HTTP guard)."""
     config_name: str | None = None
     exit_timeout: int = 30
     disable_auto_complete_config: bool = False
@@ -90,7 +92,8 @@ def server_command(triton: Triton, options: ServerOptions, models: Sequence[str]
         f"--http-port={options.ports.http}",
         f"--grpc-port={options.ports.grpc}",
         f"--metrics-port={options.ports.metrics}",
-        *(f"--{api}-address={options.address}" for api in ("http", "grpc", "metrics")),
+        f"--http-address={options.http_address or options.address}",
+        *(f"--{api}-address={options.address}" for api in ("grpc", "metrics")),
         # Keep serving the models that did load; the launcher reports the ones that did not.
         "--exit-on-error=false",
         "--strict-readiness=true",

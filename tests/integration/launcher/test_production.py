@@ -4,13 +4,17 @@ shutdown, and input limits. Each runs against the local launcher and against the
 from __future__ import annotations
 
 import asyncio
+import http.client
+import json
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
+import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from str_ocr.contract import ADMIN_HEADER, GRPC_ADMIN_HEADER, OCR
@@ -189,3 +193,76 @@ def test_oversized_and_malformed_requests_are_refused_before_any_work(serve):
         texts = [text_of(client.infer(OCR, image_inputs(g.data)))[0] for g in good]
         assert sum(t == g.truth for t, g in zip(texts, good)) >= 2
         assert client.is_server_ready()
+
+
+def post(server, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
+    connection = http.client.HTTPConnection(server.http_url, timeout=30)
+    try:
+        connection.request("POST", path, body=body, headers=headers)
+        answer = connection.getresponse()
+        return answer.status, answer.read().decode(errors="replace")
+    finally:
+        connection.close()
+
+
+def test_http_mistakes_are_400s_and_overflowing_shapes_never_reach_the_model(serve):
+    server = serve(None, (OCR,))
+    stubs = sorted(server.stub_pids(MODEL))
+    infer_path = f"/v2/models/{MODEL}/infer"
+    header = json.dumps({"inputs": [{"name": "input.1", "shape": [1, 1, 32, 2**57 + 100], "datatype": "FP32",
+                                     "parameters": {"binary_data_size": 12_800}}]}).encode()
+    for body, headers, message in [
+        (b"{not json", {}, "not valid JSON"),
+        (b'{"inputs": 5}', {}, "'inputs', a non-empty list"),
+        (json.dumps({"inputs": [{"name": "input.1", "shape": [1, 1, 32, 100], "datatype": "FP32",
+                                 "data": [0.0]}]}).encode(), {}, "its 'data' holds 1"),
+        (header + bytes(12_800), {"Inference-Header-Content-Length": str(len(header))}, "64-bit size"),
+    ]:
+        status, text = post(server, infer_path, body, headers)
+        assert (status, message in text) == (400, True), text
+    assert post(server, "/v2/repository/index", b"{bad", {})[0] == 400
+    # The overflow reached no stub: the same processes serve, and read a line.
+    assert sorted(server.stub_pids(MODEL)) == stubs
+    with httpclient.InferenceServerClient(server.http_url) as client:
+        good = generated_images(1, seed=9, image_format="png")[0]
+        pixels = np.frombuffer(good.data, dtype=np.uint8)[np.newaxis]
+        image = httpclient.InferInput("IMAGE", list(pixels.shape), "UINT8")
+        image.set_data_from_numpy(pixels)
+        answer = client.infer(OCR, [image])
+        assert answer.as_numpy("TEXT").reshape(-1)[0].decode() == good.truth
+        assert client.is_server_ready()
+
+
+def launcher_peak_kib(server) -> int:
+    """The launcher's peak resident memory (in the container, it is process 1)."""
+    if hasattr(server, "container"):
+        status = server.container.exec(["cat", "/proc/1/status"]).output.decode()
+    else:
+        status = Path(f"/proc/{server.process.pid}/status").read_text()
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+
+
+def test_an_http_body_over_the_bound_is_refused_without_being_read_whole(serve):
+    server = serve(None, (OCR,))
+    infer_path = f"/v2/models/{MODEL}/infer"
+    # Declared larger than the bound: refused from the headers alone, the body never sent.
+    connection = http.client.HTTPConnection(server.http_url, timeout=30)
+    connection.putrequest("POST", infer_path)
+    connection.putheader("Content-Length", str(1 << 30))
+    connection.endheaders()
+    answer = connection.getresponse()
+    assert answer.status == 413 and "--http-max-body-bytes" in answer.read().decode()
+    connection.close()
+    # Chunked, no length: refused once it grows past the bound; what follows is discarded, never held.
+    peak = launcher_peak_kib(server)
+    connection = http.client.HTTPConnection(server.http_url, timeout=60)
+    try:
+        connection.request("POST", infer_path, body=(bytes(1 << 20) for _ in range(64)), encode_chunked=True)
+        status = connection.getresponse().status
+    except (BrokenPipeError, ConnectionResetError):  # it answered and closed while the rest was on its way
+        status = 413
+    finally:
+        connection.close()
+    grown = launcher_peak_kib(server) - peak
+    assert status == 413 and grown < 32 * 1024, f"status {status}; the launcher's peak memory grew {grown:,} KiB"
+    assert http_of(server).ready()

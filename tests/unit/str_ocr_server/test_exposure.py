@@ -46,6 +46,13 @@ def test_every_endpoint_binds_the_address_and_local_clients_find_it(tmp_path):
     assert local_host("::1") == "[::1]"
 
 
+def test_behind_the_http_front_the_servers_own_http_stays_on_loopback(tmp_path):
+    options = ServerOptions(repository=tmp_path, ports=DEFAULT_PORTS, address="0.0.0.0", http_address="127.0.0.1")
+    command = server_command(Triton(tmp_path / "tritonserver", tmp_path), options, ["text_recognition"])
+    assert "--http-address=127.0.0.1" in command and "--http-address=0.0.0.0" not in command
+    assert {"--grpc-address=0.0.0.0", "--metrics-address=0.0.0.0"} <= set(command)
+
+
 def test_an_address_given_to_tritonserver_itself_is_checked_too():
     assert addresses("127.0.0.1", ["--http-address=0.0.0.0", "--log-verbose=1", "--grpc-address", "10.0.0.1"]) == [
         "127.0.0.1", "0.0.0.0", "10.0.0.1"]
