@@ -34,6 +34,7 @@ from .gate import ReadinessGate
 from .http_guard import HttpGuard
 from .metrics import LauncherMetrics
 from .process import free_ports
+from .stubs import living_stubs
 from .triton import ServerOptions, find_triton, server_command
 from .watchdog import Watchdog, served_instances
 
@@ -141,6 +142,12 @@ def _start_http_guard(args: argparse.Namespace) -> tuple[HttpGuard | None, int]:
     return guard, upstream
 
 
+def _close(guard: HttpGuard | None) -> None:
+    """Close the HTTP front before stopping tritonserver, which would wait for its open connections otherwise."""
+    if guard:
+        guard.close()
+
+
 def _drain(args: argparse.Namespace, gate: ReadinessGate | None, guard: HttpGuard | None) -> None:
     """Not ready, then wait (at most --exit-timeout) until nothing is in flight."""
     if gate is None:
@@ -206,6 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             watchdog.stop()
         if stopping or gate is None:  # before it is ready, or asked twice: stop at once
             if process.poll() is None:
+                _close(guard)
                 process.send_signal(signal.SIGTERM)
         stopping = True
 
@@ -216,6 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, reason in failed.items():
             log(f"{name} failed to load: {reason}")
         if process.poll() is None:
+            _close(guard)
             process.terminate()
         process.wait()
         return 1
@@ -231,7 +240,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         time.sleep(0.1)
     if process.poll() is None:
         _drain(args, gate, guard)
+        _close(guard)
         process.send_signal(signal.SIGTERM)
+        if watchdog and watchdog.recoveries and _only_dead_versions_left(process, args.model_repository):
+            log("tritonserver has unloaded all but the versions whose stub died, which this release never unloads: "
+                "stopping it now rather than after its exit timeout")
+            process.kill()
+            process.wait()
+            return 0
     code = process.wait()
     log(f"tritonserver exited with status {code}")
     return code
+
+
+def _only_dead_versions_left(process: subprocess.Popen, repository: Path, settle: float = 1.0) -> bool:
+    """Wait until tritonserver exits (False) or no stub of it has lived for ``settle`` seconds (True): every model
+    that could unload has, and what is left are versions with a dead stub, which keep it waiting to the end."""
+    quiet_since = time.monotonic()
+    while process.poll() is None:
+        if living_stubs(process.pid, repository):
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= settle:
+            return True
+        time.sleep(0.1)
+    return False

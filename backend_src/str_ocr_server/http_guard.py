@@ -138,6 +138,7 @@ class HttpGuard:
     def __init__(self, upstream: str, max_body: int) -> None:
         self.upstream, self.max_body = f"http://{upstream}", max_body
         self.in_flight = 0
+        self._closed = False
         self._loop = asyncio.new_event_loop()
         self._session: aiohttp.ClientSession | None = None
 
@@ -145,9 +146,20 @@ class HttpGuard:
         """Listen (raises OSError if it cannot), then serve in a daemon thread."""
         app = web.Application(client_max_size=self.max_body)
         app.router.add_route("*", "/{path:.*}", self.handle)
-        runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(self._listen(runner, address, port))
+        self._runner = web.AppRunner(app, access_log=None)
+        self._loop.run_until_complete(self._listen(self._runner, address, port))
         threading.Thread(target=self._loop.run_forever, name="http-guard", daemon=True).start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop listening and close the connections to the server: on its way out it waits for every open HTTP
+        connection, idle keep-alive ones included, until its exit timeout."""
+        if not self._closed:
+            self._closed = True
+            asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(timeout)
+
+    async def _close(self) -> None:
+        await self._runner.cleanup()
+        await self._session.close()
 
     async def _listen(self, runner: web.AppRunner, address: str, port: int) -> None:
         # The server answers on keep-alive connections of its own; no limit here beyond its thread count.

@@ -61,6 +61,8 @@ class Watchdog(threading.Thread):
         self.watched: dict[int, Stub] = {}
         self.recovering: set[str] = set()
         self.next_lookup = 0.0
+        self.recoveries = 0
+        """Models replaced so far: each leaves behind a version the server will never unload."""
         self.metrics = metrics
         self.lock = threading.Lock()
 
@@ -197,6 +199,7 @@ class Watchdog(threading.Thread):
         retire.daemon = True
         retire.start()
         seconds = time.monotonic() - start
+        self.recoveries += 1
         self.metrics.recovered(model, seconds)
         self.log(f"watchdog: {model} has all its instances again after {seconds:.1f} s")
         if not any(self.gate.open(model) for _ in range(3)):

@@ -151,8 +151,11 @@ def ten_crashes() -> dict:
             memory.append(resident_kib([triton, *(p for p in server.stub_pids(RECOGNIZER) if is_alive(p))]))
         left = {"zombies": [p for p in children(triton) if not is_alive(p)],
                 "orphaned": (shm_regions() - regions_before) - regions_in_use(), "memory": memory, "operator": operator}
+        stopping = time.monotonic()
+        left |= {"exit": server.stop(), "stop_seconds": time.monotonic() - stopping, "log": server.log_tail()}
         print(f"ten crashes: {len(left['zombies'])} zombies, {len(left['orphaned'])} orphaned regions, server memory "
-              f"{memory[0] / 1024:.0f} MiB after the first recovery, {memory[-1] / 1024:.0f} MiB after the tenth")
+              f"{memory[0] / 1024:.0f} MiB after the first recovery, {memory[-1] / 1024:.0f} MiB after the tenth; "
+              f"stopped in {left['stop_seconds']:.1f} s, exit {left['exit']}")
         return left
     finally:
         server.stop()
@@ -166,6 +169,12 @@ def test_ten_crashes_each_recovered_with_the_servers_memory_within_ten_percent(t
 def test_an_operators_update_is_no_death(ten_crashes):
     operator = ten_crashes["operator"]
     assert operator["ready"] and operator["recoveries"] == 0, operator["log"]
+
+
+def test_after_ten_crashes_the_launcher_still_stops_cleanly_before_the_exit_timeout(ten_crashes):
+    """The replaced versions never unload in this server release; the launcher stops the server once only they
+    are left, instead of letting it wait out its exit timeout (30 s) and exit 1."""
+    assert ten_crashes["exit"] == 0 and ten_crashes["stop_seconds"] < 30, ten_crashes["log"]
 
 
 def test_ten_crashes_leave_no_shared_memory_region_behind(ten_crashes):
