@@ -148,15 +148,16 @@ def _close(guard: HttpGuard | None) -> None:
         guard.close()
 
 
-def _drain(args: argparse.Namespace, gate: ReadinessGate | None, guard: HttpGuard | None) -> None:
-    """Not ready, then wait (at most --exit-timeout) until nothing is in flight."""
+def _drain(args: argparse.Namespace, gate: ReadinessGate | None, guard: HttpGuard | None) -> bool:
+    """Not ready, then wait (at most --exit-timeout) until nothing is in flight; whether it came to that."""
     if gate is None:
-        return
+        return False
     gate.close("stopping")
     start = time.monotonic()
     idle = wait_until_idle(f"{local_host(args.address)}:{args.metrics_port}", args.exit_timeout,
                            busy=lambda: bool(guard and guard.in_flight))
     log(f"drained in {time.monotonic() - start:.1f} s" if idle else "could not see the server idle; stopping it anyway")
+    return idle
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -239,10 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     while process.poll() is None and not stopping:
         time.sleep(0.1)
     if process.poll() is None:
-        _drain(args, gate, guard)
+        drained = _drain(args, gate, guard)
         _close(guard)
         process.send_signal(signal.SIGTERM)
-        if watchdog and watchdog.recoveries and _only_dead_versions_left(process, args.model_repository):
+        if drained and watchdog and watchdog.recoveries and _only_dead_versions_left(process, args.model_repository):
             log("tritonserver has unloaded all but the versions whose stub died, which this release never unloads: "
                 "stopping it now rather than after its exit timeout")
             process.kill()

@@ -22,14 +22,17 @@ import asyncio
 import json
 import re
 import threading
-from math import prod
 
 import aiohttp
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 INFER_PATH = re.compile(r"^/v2/models/[^/]+(/versions/[^/]+)?/infer$")
 HEADER_LENGTH = "Inference-Header-Content-Length"
 INT64_MAX = 2**63 - 1
+MAX_DIMS = 64
+"""More dimensions than any tensor a model here takes (the server's own limit is far above)."""
 ELEMENT_BYTES = {"BOOL": 1, "INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "FP16": 2, "BF16": 2, "INT32": 4,
                  "UINT32": 4, "FP32": 4, "INT64": 8, "UINT64": 8, "FP64": 8, "BYTES": 1}
 """Bytes per element; a BYTES element is at least its 4-byte length, counted as 1 so that only the count binds."""
@@ -68,16 +71,35 @@ def check_tensor(tensor: object, index: int, kind: str) -> None:
     if kind == "output":
         return
     datatype, shape = tensor.get("datatype"), tensor.get("shape")
-    if datatype not in ELEMENT_BYTES:
-        raise Refused(400, f"input '{name}' needs a 'datatype', one of {', '.join(ELEMENT_BYTES)}; got {datatype!r}")
-    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
-        raise Refused(400, f"input '{name}' needs a 'shape', a list of non-negative integers; got {shape!r}")
-    count = prod(shape)
-    if count * ELEMENT_BYTES[datatype] > INT64_MAX:
-        raise Refused(400, f"input '{name}' declares shape {shape}: {count} {datatype} elements, more than a 64-bit "
+    if not isinstance(datatype, str) or datatype not in ELEMENT_BYTES:
+        raise Refused(400, f"input '{name}' needs a 'datatype', one of {', '.join(ELEMENT_BYTES)}; got {short(datatype)}")
+    if not isinstance(shape, list) or len(shape) > MAX_DIMS or \
+            not all(type(d) is int and 0 <= d <= INT64_MAX for d in shape):
+        raise Refused(400, f"input '{name}' needs a 'shape', a list of at most {MAX_DIMS} non-negative 64-bit "
+                           f"integers; got {short(shape)}")
+    count = element_count(shape, INT64_MAX // ELEMENT_BYTES[datatype])
+    if count is None:
+        raise Refused(400, f"input '{name}' declares shape {short(shape)}: more {datatype} elements than a 64-bit "
                            "size can hold")
     if "data" in tensor and (given := leaves(tensor["data"])) != count:
-        raise Refused(400, f"input '{name}' declares shape {shape} ({count} elements) but its 'data' holds {given}")
+        raise Refused(400, f"input '{name}' declares shape {short(shape)} ({count} elements) but its 'data' holds {given}")
+
+
+def element_count(shape: list[int], limit: int) -> int | None:
+    """The product of ``shape``, or None once it passes ``limit`` (stopping there: no huge products)."""
+    if 0 in shape:
+        return 0
+    count = 1
+    for dim in shape:
+        count *= dim
+        if count > limit:
+            return None
+    return count
+
+
+def short(value: object, length: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= length else text[:length] + "..."
 
 
 def leaves(data: object) -> int:
@@ -106,11 +128,19 @@ def check_infer_header(header: bytes) -> None:
             check_tensor(tensor, i, kind)
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    # The server reads the first of repeated keys, json the last: a request must not mean two things.
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise Refused(400, f"the request repeats a JSON key: {short(sorted(k for k in set(keys) if keys.count(k) > 1))}")
+    return dict(pairs)
+
+
 def parse_json(data: bytes) -> object:
     try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise Refused(400, f"the request body is not valid JSON: {error}") from None
+        return json.loads(data, object_pairs_hook=_unique_keys)
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, an integer of too many digits
+        raise Refused(400, f"the request body is not valid JSON: {short(str(error), 200)}") from None
     except RecursionError:
         raise Refused(400, "the request body nests JSON deeper than this server reads") from None
 
@@ -119,8 +149,8 @@ def header_part(body: bytes, header_length: str | None) -> bytes:
     """The JSON header of an inference request that may carry binary tensors after it."""
     if header_length is None:
         return body
-    if not header_length.isdigit() or not 0 < int(header_length) <= len(body):
-        raise Refused(400, f"{HEADER_LENGTH} must be between 1 and the body's {len(body)} bytes; got {header_length!r}")
+    if not re.fullmatch(r"[0-9]{1,19}", header_length) or not 0 < int(header_length) <= len(body):
+        raise Refused(400, f"{HEADER_LENGTH} must be between 1 and the body's {len(body)} bytes; got {short(header_length)}")
     return body[:int(header_length)]
 
 
@@ -146,7 +176,7 @@ class HttpGuard:
         """Listen (raises OSError if it cannot), then serve in a daemon thread."""
         app = web.Application(client_max_size=self.max_body)
         app.router.add_route("*", "/{path:.*}", self.handle)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         self._loop.run_until_complete(self._listen(self._runner, address, port))
         threading.Thread(target=self._loop.run_forever, name="http-guard", daemon=True).start()
 
@@ -155,7 +185,11 @@ class HttpGuard:
         connection, idle keep-alive ones included, until its exit timeout."""
         if not self._closed:
             self._closed = True
-            asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(timeout)
+            closing = asyncio.run_coroutine_threadsafe(self._close(), self._loop)
+            try:
+                closing.result(timeout)
+            except Exception:  # noqa: BLE001 - a request that would not finish: the server stops anyway
+                closing.cancel()
 
     async def _close(self) -> None:
         await self._runner.cleanup()
@@ -187,6 +221,8 @@ class HttpGuard:
             return await request.read()
         except web.HTTPRequestEntityTooLarge:
             raise Refused(413, f"the request body grew past the limit: {limit}") from None
+        except (RequestPayloadError, HttpProcessingError) as error:  # a broken chunked or compressed body
+            raise Refused(400, f"the request body could not be read: {short(str(error), 200)}") from None
 
     async def _forward(self, request: web.Request, body: bytes) -> web.Response:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}

@@ -59,7 +59,7 @@ def test_a_malformed_inference_request_is_a_400(body: bytes, message: str):
 def test_a_shape_whose_size_overflows_64_bits_is_a_400(shape: list[int], datatype: str):
     header = json.dumps({"inputs": [{"name": "x", "shape": shape, "datatype": datatype,
                                      "parameters": {"binary_data_size": 12_800}}]}).encode()
-    with pytest.raises(Refused, match="more than a 64-bit size can hold"):
+    with pytest.raises(Refused, match="64-bit"):
         check_body("POST", INFER, header + bytes(12_800), str(len(header)))
 
 
@@ -80,3 +80,24 @@ def test_other_endpoints_need_a_json_object_when_they_have_a_body():
 
 def test_data_is_counted_however_it_nests():
     assert leaves([[1, 2], [3, [4, 5]]]) == 5 and leaves([]) == 0 and leaves(["a", "b"]) == 2
+
+
+@pytest.mark.parametrize("body, message", [
+    # The server reads the first of repeated keys, json the last: the overflowing shape must not hide behind another.
+    (b'{"inputs": [{"name": "input.1", "datatype": "FP32", "shape": [1, 1, 32, 144115188075856028], '
+     b'"shape": [1, 1, 32, 100], "parameters": {"binary_data_size": 12800}}]}', "repeats a JSON key"),
+    (b'{"inputs": [{"name": "x", "datatype": ["FP32"], "shape": [1]}]}', "needs a 'datatype'"),
+    (b'{"inputs": [{"name": "x", "datatype": "FP32", "shape": [' + b"2, " * 20_000 + b'2]}]}', "at most 64"),
+    (b'{"inputs": [{"name": "x", "datatype": "FP32", "shape": [0, 9223372036854775808]}]}', "64-bit integers"),
+    (b'{"n": ' + b"9" * 5000 + b'}', "not valid JSON"),
+])
+def test_requests_built_to_confuse_or_stall_the_check_are_400s(body: bytes, message: str):
+    with pytest.raises(Refused, match=message) as refused:
+        check_body("POST", INFER, body, None)
+    assert refused.value.status == 400
+
+
+def test_a_header_length_that_is_not_plain_digits_is_a_400():
+    for length in ["\u00b2", "9" * 5000]:
+        with pytest.raises(Refused, match="Inference-Header-Content-Length"):
+            header_part(b'{"a": 1}', length)
