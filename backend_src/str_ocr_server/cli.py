@@ -142,10 +142,12 @@ def _start_http_guard(args: argparse.Namespace) -> tuple[HttpGuard | None, int]:
     return guard, upstream
 
 
-def _close(guard: HttpGuard | None) -> None:
-    """Close the HTTP front before stopping tritonserver, which would wait for its open connections otherwise."""
+def _terminate(process: subprocess.Popen, guard: HttpGuard | None) -> None:
+    """SIGTERM to tritonserver, the HTTP front closed first: the server would wait for its open connections."""
     if guard:
         guard.close()
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
 
 
 def _drain(args: argparse.Namespace, gate: ReadinessGate | None, guard: HttpGuard | None) -> bool:
@@ -214,8 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             watchdog.stop()
         if stopping or gate is None:  # before it is ready, or asked twice: stop at once
             if process.poll() is None:
-                _close(guard)
-                process.send_signal(signal.SIGTERM)
+                _terminate(process, guard)
         stopping = True
 
     signal.signal(signal.SIGTERM, stop)
@@ -224,9 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if failed and not stopping:
         for name, reason in failed.items():
             log(f"{name} failed to load: {reason}")
-        if process.poll() is None:
-            _close(guard)
-            process.terminate()
+        _terminate(process, guard)
         process.wait()
         return 1
     if not stopping:
@@ -241,8 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         time.sleep(0.1)
     if process.poll() is None:
         drained = _drain(args, gate, guard)
-        _close(guard)
-        process.send_signal(signal.SIGTERM)
+        _terminate(process, guard)
         if drained and watchdog and watchdog.recoveries and _only_dead_versions_left(process, args.model_repository):
             log("tritonserver has unloaded all but the versions whose stub died, which this release never unloads: "
                 "stopping it now rather than after its exit timeout")

@@ -31,7 +31,7 @@ from str_ocr_client.http import TritonHTTP
 
 from .gate import ReadinessGate
 from .metrics import LauncherMetrics
-from .stubs import Stub, is_alive, is_zombie, living_stubs, parse_stub, remove_region, stat_fields
+from .stubs import Stub, is_zombie, living_stubs, parse_stub, remove_region, stat_fields
 
 RELOAD_PARAMETER = "str_ocr_reload"
 """A parameter no model reads, counted up on each recovery so that the server sees a changed model."""
@@ -47,7 +47,8 @@ def served_instances(config: dict) -> int:
     """How many instances, so stubs, the server runs for a model, from the configuration it reports (counts and
     kinds filled in): a KIND_GPU group has ``count`` on each of its GPUs."""
     def size(group: dict) -> int:
-        return int(group.get("count", 1)) * (len(group.get("gpus", [])) or 1 if group.get("kind") == "KIND_GPU" else 1)
+        devices = (len(group.get("gpus", [])) or 1) if group.get("kind") == "KIND_GPU" else 1
+        return int(group.get("count", 1)) * devices
     return sum(size(g) for g in config.get("instance_group", [])) or 1
 
 
@@ -155,7 +156,7 @@ class Watchdog(threading.Thread):
         both already: each pid is checked to be still the same stub of this server.)"""
         for stub in old:
             fields = stat_fields(stub.pid)
-            if is_alive(stub.pid) and fields and fields[1] == str(self.server_pid) \
+            if fields and not is_zombie(fields) and fields[1] == str(self.server_pid) \
                     and parse_stub(stub.pid, self.repository) == stub:
                 try:
                     os.kill(stub.pid, signal.SIGKILL)
