@@ -18,6 +18,9 @@ ARG CPU_TORCH_INDEX=https://download.pytorch.org/whl/cpu
 COPY docker/install.sh requirements.txt /tmp/build/
 COPY docker/wheels/ /tmp/build/wheels/
 RUN bash /tmp/build/install.sh deps /tmp/build
+# The launcher's stub reaper (str_ocr_server.reaper), built against this base's C library; its compiler stays here.
+COPY scripts/build_reaper.sh backend_src/str_ocr_server/reap_stubs.c /tmp/build/
+RUN bash /tmp/build/install.sh reaper /tmp/build
 
 FROM ${BASE_IMAGE}
 ARG NGC_TORCH=torch==2.5.1
@@ -32,6 +35,7 @@ ENV PATH=/opt/venv/bin:$PATH PYTHONDONTWRITEBYTECODE=1
 WORKDIR /opt/str_ocr
 COPY pyproject.toml ./
 COPY backend_src backend_src
+COPY --from=deps /opt/reaper/libreap_stubs.so backend_src/str_ocr_server/
 RUN python3 -m pip install --no-cache-dir --no-deps . && rm -rf build backend_src/*.egg-info
 COPY model_repository model_repository
 # The launcher lays out the wheel server's backend directory now, so that the running image writes nothing.

@@ -3,6 +3,7 @@ VENV   ?= .venv
 PYTHON ?= python3
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.setup-done
+REAPER := backend_src/str_ocr_server/libreap_stubs.so
 CONFIG ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
@@ -19,7 +20,7 @@ CONTAINERS ?= 1
 
 .PHONY: setup demo test serve bench profile perf analyze capacity image lock clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(REAPER)
 
 $(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_perf_analyzer.sh backend_src/str_ocr/fonts.py
 	bash scripts/setup_system.sh $(PYTHON)
@@ -29,6 +30,10 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_
 		--config-settings editable_mode=compat -e .
 	bash scripts/setup_perf_analyzer.sh $(VENV)
 	touch $@
+
+# The library the launcher preloads into tritonserver to reap the stubs it replaced (str_ocr_server.reaper).
+$(REAPER): backend_src/str_ocr_server/reap_stubs.c scripts/build_reaper.sh | $(STAMP)
+	bash scripts/build_reaper.sh $< $@
 
 demo: setup
 	$(PY) -m client.quickstart

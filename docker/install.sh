@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the image installs, for either base (run by the Dockerfile, as root):
 #   install.sh deps DIR     Python packages the server imports -> /opt/venv (the CPU base; empty on NGC's)
+#   install.sh reaper DIR   the launcher's stub reaper -> /opt/reaper (DIR also holds build_reaper.sh, reap_stubs.c)
 #   install.sh runtime DIR  what the final image needs besides /opt/venv, and its non-root user
 # DIR holds requirements.txt (every version pinned) and wheels/ (wheels the build brings; may be empty).
 # NGC's base has its server in /opt/tritonserver and a Python with pip; a plain Debian base has neither, and
@@ -70,8 +71,15 @@ cpu_runtime() {
   useradd --uid 1000 --create-home --shell /usr/sbin/nologin "$USER_NAME"
 }
 
+reaper() {
+  command -v cc >/dev/null || apt_install gcc libc6-dev
+  mkdir -p /opt/reaper
+  bash "$dir/build_reaper.sh" "$dir/reap_stubs.c" /opt/reaper/libreap_stubs.so
+}
+
 case $step in
   deps) if ngc; then mkdir -p /opt/venv; else cpu_deps; fi ;;
+  reaper) reaper ;;
   runtime) if ngc; then ngc_runtime; else cpu_runtime; fi ;;
-  *) echo "usage: install.sh deps|runtime DIR" >&2; exit 2 ;;
+  *) echo "usage: install.sh deps|reaper|runtime DIR" >&2; exit 2 ;;
 esac

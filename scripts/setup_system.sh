@@ -4,6 +4,7 @@
 #   virtualenv's Python version; NVIDIA's perf_analyzer links libb64;
 # - the synthetic text lines are drawn in the faces backend_src/str_ocr/fonts.py declares (training and
 #   held-out), which names each one's package;
+# - the launcher's stub reaper (backend_src/str_ocr_server/reap_stubs.c) is built with the system's C compiler;
 # - the deployment tests run promtool (Debian's prometheus package) on the alerting rules;
 # - `make profile` samples the server's processes with Linux perf (Debian's linux-perf).
 set -euo pipefail
@@ -16,6 +17,7 @@ ldconfig -p | grep -q "libpython${version}.so.1.0" || missing+=("libpython${vers
 ldconfig -p | grep -q "libb64.so.0d" || missing+=(libb64-0d)  # NVIDIA's perf_analyzer links it
 mapfile -t fonts < <("$python" "$root/backend_src/str_ocr/fonts.py" missing-packages)
 missing+=("${fonts[@]}")
+command -v cc >/dev/null || missing+=(gcc libc6-dev)  # builds the launcher's stub reaper
 command -v promtool >/dev/null || missing+=(prometheus)
 command -v perf >/dev/null || missing+=(linux-perf)
 [ ${#missing[@]} -eq 0 ] && exit 0

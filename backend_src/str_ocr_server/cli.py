@@ -34,8 +34,9 @@ from .gate import ReadinessGate
 from .http_guard import HttpGuard
 from .metrics import LauncherMetrics
 from .process import free_ports
+from .reaper import LIBRARY, StubReaper
 from .stubs import living_stubs
-from .triton import ServerOptions, find_triton, server_command
+from .triton import ServerOptions, Triton, find_triton, server_command
 from .watchdog import Watchdog, served_instances
 
 HTTP_MAX_BODY = 16 * 1024 * 1024
@@ -121,15 +122,28 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def _start_watchdog(args: argparse.Namespace, http: TritonHTTP, server_pid: int, models: Sequence[str],
-                    gate: ReadinessGate, metrics: LauncherMetrics) -> Watchdog:
+                    gate: ReadinessGate, metrics: LauncherMetrics, reaper: StubReaper | None) -> Watchdog:
     configs = {m: http.config(m) for m in models}
     for model in (m for m, c in configs.items() if c is None):
         log(f"watchdog: {model}'s configuration could not be read from the server; its stubs are not watched")
     instances = {m: served_instances(c) for m, c in configs.items() if c and c.get("backend") == "python"}
     watchdog = Watchdog(http, server_pid, args.model_repository, instances, gate, min(args.watchdog, WATCH_INTERVAL), log,
-                        metrics)
+                        metrics, reaper.reap if reaper else None)
     watchdog.start()
     return watchdog
+
+
+def _start_server(command: list[str], triton: Triton, watching: bool) -> tuple[subprocess.Popen, StubReaper | None]:
+    """tritonserver, in a session of its own, dying with the launcher; with the stub reaper where it will be used."""
+    reaper = StubReaper() if watching and LIBRARY.is_file() else None
+    if watching and not reaper:
+        log(f"stubs that die stay zombies until tritonserver exits: {LIBRARY.name} is not built (make setup builds it)")
+    process = subprocess.Popen(command, env=reaper.environment(triton.env) if reaper else triton.env,
+                               pass_fds=reaper.pass_fds if reaper else (), start_new_session=True,
+                               preexec_fn=_die_with_parent)
+    if reaper:
+        reaper.started()
+    return process, reaper
 
 
 def _start_http_guard(args: argparse.Namespace) -> tuple[HttpGuard | None, int]:
@@ -203,8 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         restriction=restriction_args(key) if key else (), extra=args.triton_args,
     )
     compile_python_models(args.model_repository)
-    process = subprocess.Popen(server_command(triton, options, models), env=triton.env, start_new_session=True,
-                               preexec_fn=_die_with_parent)
+    process, reaper = _start_server(server_command(triton, options, models), triton, args.watchdog > 0)
     watchdog: Watchdog | None = None
     gate: ReadinessGate | None = None
     stopping = False
@@ -235,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"metrics :{args.metrics_port}{launcher}")
         gate = ReadinessGate(http, models[-1])
         if args.watchdog > 0:
-            watchdog = _start_watchdog(args, http, process.pid, models, gate, metrics)
+            watchdog = _start_watchdog(args, http, process.pid, models, gate, metrics, reaper)
     while process.poll() is None and not stopping:
         time.sleep(0.1)
     if process.poll() is None:

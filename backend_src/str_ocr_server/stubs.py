@@ -3,7 +3,8 @@
 Each model instance of the Python backend runs in its own stub process, a child of tritonserver whose
 command line names the model's ``model.py``, its shared-memory region in ``/dev/shm`` and the instance.
 A stub that died stays a zombie until the server reaps it, which this server release does only when the
-instance is destroyed; neither the dead stub nor the server then removes its region.
+instance is destroyed (for a replaced version, the launcher has it done: ``str_ocr_server.reaper``); neither the
+dead stub nor the server then removes its region.
 """
 
 from __future__ import annotations

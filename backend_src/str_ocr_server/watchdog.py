@@ -12,7 +12,8 @@ seconds, so a death is seen at once whatever the load, and then:
    ensembles too; a configuration that changes only the instance groups replaces instances in place,
    which aborted this server release once while it destroyed the dead one.)
 3. opens the gate once every served model has all its instances again, and ``RETIRE_AFTER`` seconds later
-   stops the replaced version's surviving stubs and removes its stubs' regions from ``/dev/shm``.
+   stops the replaced version's surviving stubs, removes its stubs' regions from ``/dev/shm`` and has the server
+   wait for its dead stubs (``str_ocr_server.reaper``), which it would otherwise never do.
 
 A model it cannot recover in ``ATTEMPTS`` tries stops the server, so that the launcher exits non-zero and is
 restarted: a server that stays live but never ready again would not be.
@@ -24,7 +25,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from str_ocr_client.http import TritonHTTP
@@ -54,8 +55,11 @@ def served_instances(config: dict) -> int:
 
 class Watchdog(threading.Thread):
     def __init__(self, http: TritonHTTP, server_pid: int, repository: Path, instances: dict[str, int],
-                 gate: ReadinessGate, interval: float, log: Callable[[str], None], metrics: LauncherMetrics) -> None:
+                 gate: ReadinessGate, interval: float, log: Callable[[str], None], metrics: LauncherMetrics,
+                 reap: Callable[[Iterable[int]], None] | None = None) -> None:
         super().__init__(name="watchdog", daemon=True)
+        self.reap = reap
+        """Has the server wait for some of its dead children (``StubReaper.reap``); None where it cannot."""
         self.http, self.server_pid, self.repository = http, server_pid, repository
         self.instances, self.gate, self.interval, self.log = dict(instances), gate, interval, log
         self.stopped = threading.Event()
@@ -164,6 +168,19 @@ class Watchdog(threading.Thread):
                 except OSError:
                     pass
             remove_region(stub)
+        if self.reap:
+            self._reap_when_dead([s.pid for s in old])
+
+    def _reap_when_dead(self, pids: list[int], timeout: float = 5.0) -> None:
+        """Once the stubs just stopped are dead (moments after SIGKILL), have the server wait for each that is its
+        dead child; a pid that is not by then, or no longer the server's child, is left as it is."""
+        def child(pid: int) -> list[str] | None:
+            fields = stat_fields(pid)
+            return fields if fields and fields[1] == str(self.server_pid) else None
+        deadline = time.monotonic() + timeout
+        while any((f := child(p)) and not is_zombie(f) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.reap([p for p in pids if is_zombie(child(p))])
 
     def recover(self, model: str) -> None:
         """Replace ``model``'s instances, trying ``ATTEMPTS`` times; if it cannot, stop the server: the launcher then

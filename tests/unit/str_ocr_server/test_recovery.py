@@ -96,3 +96,15 @@ def test_stubs_the_server_stopped_in_order_are_replaced_not_mourned(two_stubs):
         process.wait()  # reaped: gone from /proc, as a stub the server stopped
     assert dog._deaths() == {}
     assert set(dog.watched) == {p.pid for p in new}
+
+
+def test_only_the_servers_dead_children_are_handed_to_the_reaper(two_stubs):
+    dog, processes, _ = two_stubs
+    reaped: list[int] = []
+    dog.reap = reaped.extend
+    kill(processes[0])
+    dog._reap_when_dead([processes[0].pid, processes[1].pid, 1], timeout=0.3)  # 1: not the server's child
+    assert reaped == [processes[0].pid], "a living stub or another process was handed to the reaper"
+    kill(processes[1])
+    dog._reap_when_dead([processes[1].pid], timeout=5)
+    assert reaped == [processes[0].pid, processes[1].pid]
