@@ -49,8 +49,7 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
 # The administrative APIs sit behind the header admin-key (gRPC: triton-grpc-protocol-admin-key): its value
 # is $TRITON_ADMIN_KEY, or one generated at start that only the launcher knows. The watchdog loads a model
 # again when its Python stub process dies. Add launcher options (e.g. --config-name NAME) after the image name.
-# A container listens on every interface of its own network; with a server before 2.67 the launcher does so only
-# when told it may (str_ocr_server.exposure): the default command tells it, options given instead must too.
+# A container listens on every interface of its own network, HTTP and gRPC behind the launcher's fronts, which
+# refuse what server 2.51 mishandles (str_ocr_server.exposure).
 ENTRYPOINT ["python3", "-m", "str_ocr_server", "--model-repository", "/opt/str_ocr/model_repository", \
             "--restrict-admin", "--watchdog", "2", "--disable-auto-complete-config", "--address", "0.0.0.0"]
-CMD ["--accept-known-vulnerability"]

@@ -24,6 +24,7 @@ from str_ocr.contract import RECOGNIZER  # noqa: E402
 from str_ocr_bench import report  # noqa: E402
 from str_ocr_bench.alone import cheapest, model_alone  # noqa: E402
 from str_ocr_bench.profile import Profile, profile  # noqa: E402
+from str_ocr_bench.sweep import DIRECT  # noqa: E402
 from str_ocr_server.process import ServerProcess  # noqa: E402
 from str_ocr_server.repository import recognizer_settings  # noqa: E402
 
@@ -99,7 +100,8 @@ def main(argv: list[str] | None = None) -> Path:
     print(f"profile: {RECOGNIZER} ({variant}) for {args.seconds:.0f} s under perf_analyzer; results in {out}/", flush=True)
     logs = Path("runs") / "profile-logs"
     logs.mkdir(parents=True, exist_ok=True)
-    with ServerProcess(config_name=args.config_name, models=[RECOGNIZER], log_path=logs / "server.log") as server:
+    with ServerProcess(config_name=args.config_name, models=[RECOGNIZER], log_path=logs / "server.log",
+                       launcher_args=DIRECT) as server:
         result = profile(server, out / "raw", args.seconds, concurrency=args.concurrency)
     best = cheapest(model_alone(served.checkpoint, served.output_channels, [8, 16, 32], [1]))
     parts = breakdown(result, 1e6 * best["cpu_seconds_per_image"])

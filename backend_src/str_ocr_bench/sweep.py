@@ -26,6 +26,9 @@ from . import perf_analyzer
 from .cpu import cpu_seconds
 
 MIX_VARIANTS = ["ragged_batching", "dynamic_batching", "no_batching"]
+DIRECT = ("--no-grpc-guard",)
+"""The sweep compares tritonserver's configurations, so perf_analyzer talks to the server itself; the launcher's
+gRPC front (on by default with server 2.51) costs the same for each, and is measured apart (README, "Serve it")."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,8 @@ def measure_variant(repository: Path, variant: str, levels: list[int], out: Path
                     window: perf_analyzer.Window) -> list[Level]:
     """Each level in turn against one server; perf_analyzer's rows go to ``out/perf_analyzer/VARIANT.csv``."""
     results, rows = [], []
-    with ServerProcess(config_name=variant, models=[RECOGNIZER], repository=repository, log_path=logs / f"{variant}.log") as server, \
+    with ServerProcess(config_name=variant, models=[RECOGNIZER], repository=repository, log_path=logs / f"{variant}.log",
+                       launcher_args=DIRECT) as server, \
             grpcclient.InferenceServerClient(server.grpc_url) as client, tempfile.TemporaryDirectory() as tmp:
         for concurrency in tqdm(levels, desc=variant, leave=False):
             level_csv = Path(tmp, f"c{concurrency}.csv")
@@ -106,7 +110,7 @@ def width_mix(repository: Path, logs: Path, window: perf_analyzer.Window) -> lis
         data = width_mix_data(Path(tmp, "lines.json"))
         for variant in tqdm(MIX_VARIANTS, desc="width mix", leave=False):
             with ServerProcess(config_name=variant, models=[RECOGNIZER], repository=repository,
-                               log_path=logs / f"{variant}-mix.log") as server, \
+                               log_path=logs / f"{variant}-mix.log", launcher_args=DIRECT) as server, \
                     grpcclient.InferenceServerClient(server.grpc_url) as client:
                 level = measure_level(server, client, variant, 16, Path(tmp, f"{variant}.csv"), 1, window,
                                       shape=None, extra=("--input-data", str(data)))

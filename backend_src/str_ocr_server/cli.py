@@ -3,6 +3,7 @@
     python -m str_ocr_server [--model-repository DIR] [--config-name NAME] [--models a,b]
                              [--address A] [--http-port N] [--grpc-port N] [--metrics-port N]
                              [--launcher-metrics-port N] [--http-max-body-bytes N] [--no-http-guard]
+                             [--grpc-max-message-bytes N] [--no-grpc-guard]
                              [--watchdog S] [--accept-known-vulnerability]
                              [--restrict-admin] [-- TRITONSERVER OPTIONS]
 
@@ -29,8 +30,10 @@ from str_ocr_client.http import TritonHTTP
 from .admin import ADMIN_KEY_ENV, ADMIN_KEY_FILE_ENV, admin_key, restriction_args
 from .repository import compile_python_models, default_repository, plan_models
 from .drain import wait_until_idle
-from .exposure import ACCEPT_FLAG, addresses, local_host, refusal, server_version
+from .exposure import ACCEPT_FLAG, OVERFLOW_FIXED_IN, addresses, local_host, refusal, server_version
 from .gate import ReadinessGate
+from .front import Front
+from .grpc_guard import GrpcGuard
 from .http_guard import HttpGuard
 from .metrics import LauncherMetrics
 from .process import free_ports
@@ -39,8 +42,8 @@ from .stubs import living_stubs
 from .triton import ServerOptions, Triton, find_triton, server_command
 from .watchdog import Watchdog, served_instances
 
-HTTP_MAX_BODY = 16 * 1024 * 1024
-"""The largest HTTP request body taken by default: an 8 MiB image (the ensemble's limit) in JSON, with room."""
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+"""The largest HTTP body or gRPC message taken by default: an 8 MiB image (the ensemble's limit) in JSON, with room."""
 WATCH_INTERVAL = 0.2
 """The longest time between two reads of the stub processes: a dead one is seen within it."""
 
@@ -91,7 +94,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="listen beyond loopback even with a server that one malformed request can take a model "
                              "down with (str_ocr_server.exposure)")
     parser.add_argument("--http-port", type=int, default=DEFAULT_PORTS.http)
-    parser.add_argument("--http-max-body-bytes", type=int, default=HTTP_MAX_BODY, metavar="N",
+    parser.add_argument("--http-max-body-bytes", type=int, default=MAX_REQUEST_BYTES, metavar="N",
                         help="refuse (413) an HTTP request body larger than this, before it is read whole "
                              "(default: %(default)s)")
     parser.add_argument("--no-http-guard", action="store_true",
@@ -99,6 +102,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "(str_ocr_server.http_guard): no body bound, 500 for malformed JSON, overflowing "
                              "shapes passed to the models")
     parser.add_argument("--grpc-port", type=int, default=DEFAULT_PORTS.grpc)
+    parser.add_argument("--grpc-max-message-bytes", type=int, default=MAX_REQUEST_BYTES, metavar="N",
+                        help="refuse (RESOURCE_EXHAUSTED) a gRPC message larger than this (default: %(default)s)")
+    parser.add_argument("--no-grpc-guard", action="store_true",
+                        help="serve tritonserver's own gRPC endpoint on --grpc-port, without the launcher's front "
+                             "(str_ocr_server.grpc_guard), which a server before 2.67 gets by default: faster, but "
+                             f"overflowing shapes reach the models, so it listens beyond loopback only with {ACCEPT_FLAG}")
     parser.add_argument("--metrics-port", type=int, default=DEFAULT_PORTS.metrics)
     parser.add_argument("--launcher-metrics-port", type=int, default=LAUNCHER_METRICS_PORT,
                         help="port of the launcher's own Prometheus metrics, the watchdog's recoveries (0: none; "
@@ -146,32 +155,47 @@ def _start_server(command: list[str], triton: Triton, watching: bool) -> tuple[s
     return process, reaper
 
 
-def _start_http_guard(args: argparse.Namespace) -> tuple[HttpGuard | None, int]:
-    """The launcher's HTTP front on --http-port, unless --no-http-guard; and the port tritonserver's HTTP takes."""
-    if args.no_http_guard:
-        return None, args.http_port
+def _start_front(front: type[Front] | None, address: str, port: int, limit: int) -> tuple[Front | None, int]:
+    """The launcher's front of this kind on ``address:port`` (none: None); and the port tritonserver takes for it."""
+    if front is None:
+        return None, port
     (upstream,) = free_ports(1)
-    guard = HttpGuard(f"127.0.0.1:{upstream}", args.http_max_body_bytes)
-    guard.start(args.address, args.http_port)
+    guard = front(f"127.0.0.1:{upstream}", limit)
+    guard.start(address, port)
     return guard, upstream
 
 
-def _terminate(process: subprocess.Popen, guard: HttpGuard | None) -> None:
-    """SIGTERM to tritonserver, the HTTP front closed first: the server would wait for its open connections."""
-    if guard:
-        guard.close()
+def _start_fronts(args: argparse.Namespace) -> list[tuple[Front | None, int]] | None:
+    """The HTTP and the gRPC front, each unless turned off, with the port tritonserver takes behind it; None (said
+    why) if one cannot listen."""
+    started = []
+    for protocol, front, port, limit in (
+            ("http", None if args.no_http_guard else HttpGuard, args.http_port, args.http_max_body_bytes),
+            ("grpc", None if args.no_grpc_guard else GrpcGuard, args.grpc_port, args.grpc_max_message_bytes)):
+        try:
+            started.append(_start_front(front, args.address, port, limit))
+        except OSError as error:
+            log(f"cannot listen for {protocol} on {args.address}:{port} ({error}); choose another with --{protocol}-port")
+            return None
+    return started
+
+
+def _terminate(process: subprocess.Popen, fronts: Sequence[Front | None]) -> None:
+    """SIGTERM to tritonserver, the fronts closed first: the server would wait for their open HTTP connections."""
+    for front in filter(None, fronts):
+        front.close()
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
 
 
-def _drain(args: argparse.Namespace, gate: ReadinessGate | None, guard: HttpGuard | None) -> bool:
+def _drain(args: argparse.Namespace, gate: ReadinessGate | None, fronts: Sequence[Front | None]) -> bool:
     """Not ready, then wait (at most --exit-timeout) until nothing is in flight; whether it came to that."""
     if gate is None:
         return False
     gate.close("stopping")
     start = time.monotonic()
     idle = wait_until_idle(f"{local_host(args.address)}:{args.metrics_port}", args.exit_timeout,
-                           busy=lambda: bool(guard and guard.in_flight))
+                           busy=lambda: any(f.in_flight for f in filter(None, fronts)))
     log(f"drained in {time.monotonic() - start:.1f} s" if idle else "could not see the server idle; stopping it anyway")
     return idle
 
@@ -180,7 +204,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     triton = find_triton()
     version = server_version(triton.binary)
-    for address in addresses(args.address, args.triton_args):
+    # Only a server before the fix needs the gRPC front. The fronts cover --address; an address given to tritonserver
+    # itself, or one a front is off for, is not.
+    args.no_grpc_guard |= version is not None and version >= OVERFLOW_FIXED_IN
+    unfronted = args.address if args.no_http_guard or args.no_grpc_guard else None
+    for address in addresses(unfronted, args.triton_args):
         if reason := refusal(address, version, args.accept_known_vulnerability):
             log(reason)
             return 2
@@ -202,16 +230,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"serving without the launcher's metrics: port {args.launcher_metrics_port} ({error}); choose "
                 "another with --launcher-metrics-port")
             args.launcher_metrics_port = 0
-    try:
-        guard, triton_http_port = _start_http_guard(args)
-    except OSError as error:
-        log(f"cannot listen for HTTP on {args.address}:{args.http_port} ({error}); choose another with --http-port")
+    if (started := _start_fronts(args)) is None:
         return 2
+    (http_front, triton_http_port), (grpc_front, triton_grpc_port) = started
+    fronts = (http_front, grpc_front)
     key = admin_key(os.environ) if args.restrict_admin else None
-    http = TritonHTTP(f"{'127.0.0.1' if guard else local_host(args.address)}:{triton_http_port}", key)
+    http = TritonHTTP(f"{'127.0.0.1' if http_front else local_host(args.address)}:{triton_http_port}", key)
     options = ServerOptions(
-        repository=args.model_repository, ports=Ports(triton_http_port, args.grpc_port, args.metrics_port),
-        address=args.address, http_address="127.0.0.1" if guard else None,
+        repository=args.model_repository, ports=Ports(triton_http_port, triton_grpc_port, args.metrics_port),
+        address=args.address, http_address="127.0.0.1" if http_front else None,
+        grpc_address="127.0.0.1" if grpc_front else None,
         config_name=args.config_name, exit_timeout=args.exit_timeout,
         disable_auto_complete_config=args.disable_auto_complete_config,
         restriction=restriction_args(key) if key else (), extra=args.triton_args,
@@ -229,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             watchdog.stop()
         if stopping or gate is None:  # before it is ready, or asked twice: stop at once
             if process.poll() is None:
-                _terminate(process, guard)
+                _terminate(process, fronts)
         stopping = True
 
     signal.signal(signal.SIGTERM, stop)
@@ -238,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if failed and not stopping:
         for name, reason in failed.items():
             log(f"{name} failed to load: {reason}")
-        _terminate(process, guard)
+        _terminate(process, fronts)
         process.wait()
         return 1
     if not stopping:
@@ -252,8 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     while process.poll() is None and not stopping:
         time.sleep(0.1)
     if process.poll() is None:
-        drained = _drain(args, gate, guard)
-        _terminate(process, guard)
+        drained = _drain(args, gate, fronts)
+        _terminate(process, fronts)
         if drained and watchdog and watchdog.recoveries and _only_dead_versions_left(process, args.model_repository):
             log("tritonserver has unloaded all but the versions whose stub died, which this release never unloads: "
                 "stopping it now rather than after its exit timeout")

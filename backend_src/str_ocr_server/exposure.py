@@ -3,10 +3,10 @@
 Up to the release named in ``OVERFLOW_FIXED_IN``, a request whose declared shape has a byte size that
 overflows 64 bits (``input.1`` ``[1, 1, 32, 2**57 + 100]`` with 12,800 bytes of data) passes the server's
 size check, which wraps around to the data's size, and kills the Python stub that receives it: its
-batch-mates fail, and the model is down until the watchdog replaces it. Over HTTP the launcher's front
-(``str_ocr_server.http_guard``) refuses such requests; over gRPC nothing in the model repository runs before
-the stub unpacks the request, so with such a server the launcher listens only on loopback unless the
-operator accepts the risk.
+batch-mates fail, and the model is down until the watchdog replaces it. The launcher's fronts refuse such
+requests (``str_ocr_server.http_guard``, ``str_ocr_server.grpc_guard``); nothing in the model repository runs
+before the stub unpacks a request, so where a front is turned off, or an address is given to tritonserver
+itself, the launcher listens there only on loopback with such a server unless the operator accepts the risk.
 
 Upstream, the server refuses such requests with ``INVALID_ARG`` in ``InferenceRequest::Normalize`` (core),
 before any scheduler or backend, from release 2.67 (NGC ``26.03-py3``: core #480 and common #151, the
@@ -42,9 +42,10 @@ def local_host(address: str) -> str:
     return f"[{address}]" if ":" in address else address
 
 
-def addresses(address: str, triton_args: Sequence[str]) -> list[str]:
-    """``address`` and any other one the tritonserver options given after ``--`` bind (they come last, and win)."""
-    found = [address]
+def addresses(address: str | None, triton_args: Sequence[str]) -> list[str]:
+    """``address`` (if any) and any other one the tritonserver options given after ``--`` bind (they come last, and
+    win)."""
+    found = [address] if address else []
     for i, arg in enumerate(triton_args):
         option, _, value = arg.partition("=")
         if option in ("--http-address", "--grpc-address", "--metrics-address"):

@@ -4,7 +4,7 @@ mishandles, and passes every other request through unchanged.
 tritonserver 2.51 listens on loopback behind it. What it refuses, with the server's own error format
 (``{"error": "..."}``):
 
-- **413** a body larger than ``max_body`` bytes: at once from its ``Content-Length``, or as soon as a chunked
+- **413** a body larger than ``limit`` bytes: at once from its ``Content-Length``, or as soon as a chunked
   body grows past it. The server itself has no bound and buffers any body whole (100 MB took it to 1.9 GB).
 - **400** a body that is not a JSON object, and an inference request that does not follow the KServe v2 schema
   (``inputs`` a list of objects with a ``name``, a ``datatype`` and a ``shape`` of non-negative integers, ...):
@@ -18,24 +18,19 @@ Compressed bodies (``Content-Encoding: gzip`` or ``deflate``) are checked, bound
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import threading
 
 import aiohttp
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
+from .front import Front
+from .shapes import ELEMENT_BYTES, INT64_MAX, element_count, shape_problem, short
+
 INFER_PATH = re.compile(r"^/v2/models/[^/]+(/versions/[^/]+)?/infer$")
 HEADER_LENGTH = "Inference-Header-Content-Length"
-INT64_MAX = 2**63 - 1
-MAX_DIMS = 64
-"""More dimensions than any tensor a model here takes (the server's own limit is far above)."""
-ELEMENT_BYTES = {"BOOL": 1, "INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "FP16": 2, "BF16": 2, "INT32": 4,
-                 "UINT32": 4, "FP32": 4, "INT64": 8, "UINT64": 8, "FP64": 8, "BYTES": 1}
-"""Bytes per element; a BYTES element is at least its 4-byte length, counted as 1 so that only the count binds."""
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
               "transfer-encoding", "upgrade", "host", "content-length", "content-encoding"}
 """Headers that belong to one connection (or to the body as it came), not to the request forwarded."""
@@ -73,33 +68,12 @@ def check_tensor(tensor: object, index: int, kind: str) -> None:
     datatype, shape = tensor.get("datatype"), tensor.get("shape")
     if not isinstance(datatype, str) or datatype not in ELEMENT_BYTES:
         raise Refused(400, f"input '{name}' needs a 'datatype', one of {', '.join(ELEMENT_BYTES)}; got {short(datatype)}")
-    if not isinstance(shape, list) or len(shape) > MAX_DIMS or \
-            not all(type(d) is int and 0 <= d <= INT64_MAX for d in shape):
-        raise Refused(400, f"input '{name}' needs a 'shape', a list of at most {MAX_DIMS} non-negative 64-bit "
-                           f"integers; got {short(shape)}")
-    count = element_count(shape, INT64_MAX // ELEMENT_BYTES[datatype])
-    if count is None:
-        raise Refused(400, f"input '{name}' declares shape {short(shape)}: more {datatype} elements than a 64-bit "
-                           "size can hold")
-    if "data" in tensor and (given := leaves(tensor["data"])) != count:
+    if not isinstance(shape, list) or not all(type(d) is int for d in shape):
+        raise Refused(400, f"input '{name}' needs a 'shape', a list of integers; got {short(shape)}")
+    if problem := shape_problem(name, datatype, shape):
+        raise Refused(400, problem)
+    if "data" in tensor and (given := leaves(tensor["data"])) != (count := element_count(shape, INT64_MAX)):
         raise Refused(400, f"input '{name}' declares shape {short(shape)} ({count} elements) but its 'data' holds {given}")
-
-
-def element_count(shape: list[int], limit: int) -> int | None:
-    """The product of ``shape``, or None once it passes ``limit`` (stopping there: no huge products)."""
-    if 0 in shape:
-        return 0
-    count = 1
-    for dim in shape:
-        count *= dim
-        if count > limit:
-            return None
-    return count
-
-
-def short(value: object, length: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= length else text[:length] + "..."
 
 
 def leaves(data: object) -> int:
@@ -162,45 +136,25 @@ def check_body(method: str, path: str, body: bytes, header_length: str | None) -
         _object(parse_json(body), "the request body")
 
 
-class HttpGuard:
-    """Serves ``address:port`` from a thread of its own, forwarding to the server at ``upstream`` (host:port)."""
+class HttpGuard(Front):
+    """The HTTP front; ``limit``: the largest body taken, in bytes."""
 
-    def __init__(self, upstream: str, max_body: int) -> None:
-        self.upstream, self.max_body = f"http://{upstream}", max_body
-        self.in_flight = 0
-        self._closed = False
-        self._loop = asyncio.new_event_loop()
-        self._session: aiohttp.ClientSession | None = None
-
-    def start(self, address: str, port: int) -> None:
-        """Listen (raises OSError if it cannot), then serve in a daemon thread."""
-        app = web.Application(client_max_size=self.max_body)
-        app.router.add_route("*", "/{path:.*}", self.handle)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-        self._loop.run_until_complete(self._listen(self._runner, address, port))
-        threading.Thread(target=self._loop.run_forever, name="http-guard", daemon=True).start()
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop listening and close the connections to the server: on its way out it waits for every open HTTP
-        connection, idle keep-alive ones included, until its exit timeout."""
-        if not self._closed:
-            self._closed = True
-            closing = asyncio.run_coroutine_threadsafe(self._close(), self._loop)
-            try:
-                closing.result(timeout)
-            except Exception:  # noqa: BLE001 - a request that would not finish: the server stops anyway
-                closing.cancel()
+    name = "http-guard"
 
     async def _close(self) -> None:
+        # On its way out the server waits for every open HTTP connection, idle keep-alive ones included.
         await self._runner.cleanup()
         await self._session.close()
 
-    async def _listen(self, runner: web.AppRunner, address: str, port: int) -> None:
+    async def _listen(self, address: str, port: int) -> None:
+        app = web.Application(client_max_size=self.limit)
+        app.router.add_route("*", "/{path:.*}", self.handle)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         # The server answers on keep-alive connections of its own; no limit here beyond its thread count.
         self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), auto_decompress=False,
                                               timeout=aiohttp.ClientTimeout(total=None))
-        await runner.setup()
-        await web.TCPSite(runner, address, port, reuse_address=True).start()
+        await self._runner.setup()
+        await web.TCPSite(self._runner, address, port, reuse_address=True).start()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.in_flight += 1
@@ -214,8 +168,8 @@ class HttpGuard:
             self.in_flight -= 1
 
     async def _read(self, request: web.Request) -> bytes:
-        limit = f"this server takes at most {self.max_body:,} bytes (--http-max-body-bytes)"
-        if request.content_length is not None and request.content_length > self.max_body:
+        limit = f"this server takes at most {self.limit:,} bytes (--http-max-body-bytes)"
+        if request.content_length is not None and request.content_length > self.limit:
             raise Refused(413, f"the request body has {request.content_length:,} bytes; {limit}")
         try:
             return await request.read()
@@ -228,7 +182,7 @@ class HttpGuard:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
         try:
             # No Accept-Encoding of the front's own: the server compresses only for a client that asked.
-            async with self._session.request(request.method, self.upstream + request.path_qs, headers=headers,
+            async with self._session.request(request.method, f"http://{self.upstream}{request.path_qs}", headers=headers,
                                              data=body if body else None,
                                              skip_auto_headers=("Accept-Encoding",)) as answer:
                 content = await answer.read()

@@ -44,6 +44,7 @@ class ServerProcess:
         repository: Path | None = None,
         log_path: Path | None = None,
         triton_args: Sequence[str] = (),
+        launcher_args: Sequence[str] = (),
         startup_timeout: float = 300,
         admin_key: str | None = None,
         watchdog: float = 0.2,
@@ -57,7 +58,7 @@ class ServerProcess:
         self.command += [f"--config-name={config_name}"] if config_name else []
         self.command += [f"--models={','.join(models)}"] if models else []
         self.command += ["--restrict-admin"] if admin_key else []
-        self.command += [f"--watchdog={watchdog}", f"--exit-timeout={exit_timeout}"]
+        self.command += [f"--watchdog={watchdog}", f"--exit-timeout={exit_timeout}", *launcher_args]
         self.command += ["--", *triton_args] if triton_args else []
         self.env = dict(os.environ) | ({ADMIN_KEY_ENV: admin_key} if admin_key else {})
         self.admin_key = admin_key

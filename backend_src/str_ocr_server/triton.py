@@ -73,7 +73,9 @@ class ServerOptions:
     address: str = "127.0.0.1"
     """Where HTTP, gRPC and metrics listen."""
     http_address: str | None = None
-    """Where HTTP listens instead, if elsewhere (loopback, behind the launcher's HTTP guard)."""
+    """Where HTTP listens instead, if elsewhere (loopback, behind the launcher's HTTP front)."""
+    grpc_address: str | None = None
+    """Where gRPC listens instead, if elsewhere (loopback, behind the launcher's gRPC front)."""
     config_name: str | None = None
     exit_timeout: int = 30
     disable_auto_complete_config: bool = False
@@ -93,7 +95,8 @@ def server_command(triton: Triton, options: ServerOptions, models: Sequence[str]
         f"--grpc-port={options.ports.grpc}",
         f"--metrics-port={options.ports.metrics}",
         f"--http-address={options.http_address or options.address}",
-        *(f"--{api}-address={options.address}" for api in ("grpc", "metrics")),
+        f"--grpc-address={options.grpc_address or options.address}",
+        f"--metrics-address={options.address}",
         # Keep serving the models that did load; the launcher reports the ones that did not.
         "--exit-on-error=false",
         "--strict-readiness=true",

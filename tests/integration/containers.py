@@ -62,7 +62,7 @@ class ContainerServer:
 
         # The image's --watchdog 2 probes would add inferences to the statistics the tests count, so it is
         # off unless a test asks for it (as the local ServerProcess's is).
-        command = [f"--watchdog={watchdog}", f"--exit-timeout={exit_timeout}", "--accept-known-vulnerability"]
+        command = [f"--watchdog={watchdog}", f"--exit-timeout={exit_timeout}"]
         command += [f"--config-name={config_name}"] if config_name else []
         command += [f"--models={','.join(models)}"] if models else []
         self.container = (

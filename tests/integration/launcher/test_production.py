@@ -10,11 +10,13 @@ import threading
 import time
 from pathlib import Path
 
+import grpc
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 import tritonclient.http as httpclient
+from tritonclient.grpc import service_pb2, service_pb2_grpc
 from tritonclient.utils import InferenceServerException
 
 from str_ocr.contract import ADMIN_HEADER, GRPC_ADMIN_HEADER, OCR
@@ -266,3 +268,37 @@ def test_an_http_body_over_the_bound_is_refused_without_being_read_whole(serve):
     grown = launcher_peak_kib(server) - peak
     assert status == 413 and grown < 32 * 1024, f"status {status}; the launcher's peak memory grew {grown:,} KiB"
     assert http_of(server).ready()
+
+
+def raw_request(model: str, name: str, datatype: str, shape: list[int], data: bytes, request_id: str = ""):
+    """An inference request as a client may send it: any declared shape, whatever data."""
+    return service_pb2.ModelInferRequest(model_name=model, id=request_id, raw_input_contents=[data], inputs=[
+        service_pb2.ModelInferRequest.InferInputTensor(name=name, datatype=datatype, shape=shape)])
+
+
+def test_grpc_overflowing_shapes_never_reach_a_model_and_their_stream_mates_are_answered(serve):
+    server = serve(None, (OCR,))
+    stubs = {m: sorted(server.stub_pids(m)) for m in (MODEL, "ocr_preprocess")}
+    line = np.random.default_rng(3).random((1, 1, 32, 100), dtype=np.float32)
+    good = raw_request(MODEL, "input.1", "FP32", [1, 1, 32, 100], line.tobytes(), "good")
+    overflows = [raw_request(MODEL, "input.1", "FP32", [1, 1, 32, 2**57 + 100], bytes(12_800), "overflow"),
+                 raw_request(OCR, "IMAGE", "UINT8", [8, 2**61 + 1], bytes(8), "overflow")]
+    with grpc.insecure_channel(server.grpc_url) as channel:
+        service = service_pb2_grpc.GRPCInferenceServiceStub(channel)
+        for request in overflows:
+            with pytest.raises(grpc.RpcError) as refused:
+                service.ModelInfer(request, timeout=30)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "64-bit size" in refused.value.details()
+        # In a stream, the refused request gets its error response and the others their answers.
+        answers = list(service.ModelStreamInfer(iter([good, overflows[0], good]), timeout=60))
+        assert sorted((a.infer_response.id, bool(a.error_message)) for a in answers) == [
+            ("good", False), ("good", False), ("overflow", True)], [a.error_message for a in answers]
+        # Over the message bound: refused by the front before it is read whole.
+        with pytest.raises(grpc.RpcError) as refused:
+            service.ModelInfer(raw_request(OCR, "IMAGE", "UINT8", [1, 17 << 20], bytes(17 << 20)), timeout=60)
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert {m: sorted(server.stub_pids(m)) for m in stubs} == stubs, "an overflow reached a stub and killed it"
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        image = generated_images(1, seed=9, image_format="png")[0]
+        assert text_of(client.infer(OCR, image_inputs(image.data)))[0] == image.truth
+        assert client.is_server_ready()

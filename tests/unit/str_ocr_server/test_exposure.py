@@ -57,3 +57,8 @@ def test_an_address_given_to_tritonserver_itself_is_checked_too():
     assert addresses("127.0.0.1", ["--http-address=0.0.0.0", "--log-verbose=1", "--grpc-address", "10.0.0.1"]) == [
         "127.0.0.1", "0.0.0.0", "10.0.0.1"]
     assert main(["--", "--http-address=0.0.0.0"]) == 2  # refused before any server starts
+
+
+def test_every_interface_without_a_front_is_refused_with_this_server():
+    for front_off in ("--no-grpc-guard", "--no-http-guard"):
+        assert main(["--address=0.0.0.0", front_off]) == 2  # refused before any server starts
