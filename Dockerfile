@@ -18,8 +18,8 @@ ARG CPU_TORCH_INDEX=https://download.pytorch.org/whl/cpu
 COPY docker/install.sh requirements.txt /tmp/build/
 COPY docker/wheels/ /tmp/build/wheels/
 RUN bash /tmp/build/install.sh deps /tmp/build
-# The launcher's stub reaper (str_ocr_server.reaper), built against this base's C library; its compiler stays here.
-COPY scripts/build_reaper.sh backend_src/str_ocr_server/reap_stubs.c /tmp/build/
+# The launcher's stub reaper (str_ocr_server.compat.stub_reaper), built against this base's C library; its compiler stays here.
+COPY scripts/build_reaper.sh backend_src/str_ocr_server/compat/reap_stubs.c /tmp/build/
 RUN bash /tmp/build/install.sh reaper /tmp/build
 
 FROM ${BASE_IMAGE}
@@ -35,9 +35,11 @@ ENV PATH=/opt/venv/bin:$PATH PYTHONDONTWRITEBYTECODE=1
 WORKDIR /opt/str_ocr
 COPY pyproject.toml ./
 COPY backend_src backend_src
-COPY --from=deps /opt/reaper/libreap_stubs.so backend_src/str_ocr_server/
+COPY --from=deps /opt/reaper/libreap_stubs.so backend_src/str_ocr_server/compat/
 RUN python3 -m pip install --no-cache-dir --no-deps . && rm -rf build backend_src/*.egg-info
 COPY model_repository model_repository
+# The exported models' repository, for a server with their backend (NVIDIA's): not the launcher's default.
+COPY model_repository_onnx model_repository_onnx
 # The launcher lays out the wheel server's backend directory now, so that the running image writes nothing.
 RUN python3 -c "from str_ocr_server.triton import find_triton; find_triton()"
 
@@ -49,7 +51,7 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
 # The administrative APIs sit behind the header admin-key (gRPC: triton-grpc-protocol-admin-key): its value
 # is $TRITON_ADMIN_KEY, or one generated at start that only the launcher knows. The watchdog loads a model
 # again when its Python stub process dies. Add launcher options (e.g. --config-name NAME) after the image name.
-# A container listens on every interface of its own network, HTTP and gRPC behind the launcher's fronts, which
-# refuse what server 2.51 mishandles (str_ocr_server.exposure).
+# A container listens on every interface of its own network, HTTP and gRPC behind the launcher's proxies, which
+# refuse what server 2.51 mishandles (str_ocr_server.compat).
 ENTRYPOINT ["python3", "-m", "str_ocr_server", "--model-repository", "/opt/str_ocr/model_repository", \
             "--restrict-admin", "--watchdog", "2", "--disable-auto-complete-config", "--address", "0.0.0.0"]

@@ -3,7 +3,7 @@ VENV   ?= .venv
 PYTHON ?= python3
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.setup-done
-REAPER := backend_src/str_ocr_server/libreap_stubs.so
+REAPER := backend_src/str_ocr_server/compat/libreap_stubs.so
 CONFIG ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
@@ -31,8 +31,8 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_
 	bash scripts/setup_perf_analyzer.sh $(VENV)
 	touch $@
 
-# The library the launcher preloads into tritonserver to reap the stubs it replaced (str_ocr_server.reaper).
-$(REAPER): backend_src/str_ocr_server/reap_stubs.c scripts/build_reaper.sh | $(STAMP)
+# The library the launcher preloads into tritonserver to reap the stubs it replaced (str_ocr_server.compat.stub_reaper).
+$(REAPER): backend_src/str_ocr_server/compat/reap_stubs.c scripts/build_reaper.sh | $(STAMP)
 	bash scripts/build_reaper.sh $< $@
 
 demo: setup

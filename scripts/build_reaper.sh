@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the library the launcher preloads into tritonserver to reap replaced stubs (str_ocr_server.reaper):
+# Builds the library the launcher preloads into tritonserver to reap replaced stubs (str_ocr_server.compat.stub_reaper):
 #   bash scripts/build_reaper.sh SOURCE OUTPUT      (make setup; the image's build, against its own C library)
 set -euo pipefail
 source=$1 output=$2

@@ -23,7 +23,7 @@ from str_ocr_capacity.plots import plot_day, plot_plan
 from str_ocr_capacity.queueing import ASSUMPTIONS, plan
 from str_ocr_capacity.simulate import SPIKE, day_of_traffic, simulate, summarise
 from str_ocr_server.process import ServerProcess
-from str_ocr_server.repository import default_repository, read_model_config
+from str_ocr_triton.config import default_repository, read_model_config
 
 ROOT = Path(__file__).resolve().parents[1]
 HPA = ROOT / "deploy/kubernetes/base/hpa.yaml"

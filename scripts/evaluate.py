@@ -5,10 +5,13 @@
     .venv/bin/python scripts/evaluate.py --url 127.0.0.1:8001  # the same lines through the served model
     .venv/bin/python scripts/evaluate.py --checkpoint PATH --output-channels N --speed
 
-The sets are described in ``str_ocr.evaluate``, which this command runs.
+The sets are described in ``str_ocr.evaluate``, which this command runs with the weights
+``text_recognition``'s config serves and, for ``--url``, the project's gRPC client.
 """
 
 from str_ocr.evaluate import main
+from str_ocr_client.sending import read_lines
+from str_ocr_triton.config import served_weights
 
 if __name__ == "__main__":
-    main()
+    main(shipped_weights=served_weights, read_served=read_lines)

@@ -8,14 +8,15 @@
 too (``308`` is then [batch, W // 4 + 1, 37]), and the served config's dims become [1, 32, -1] and [-1, 37].
 Exits non-zero when the export fails, or when ONNX Runtime's logits differ from PyTorch's beyond
 ``--atol-scale`` x the largest logit + ``--rtol`` x the logit, or a test line decodes to another text
-(``str_ocr.export``, which this command runs).
+(``str_ocr.export``, which this command runs, by default with the weights ``text_recognition``'s config serves).
 """
 
 import sys
 
 from str_ocr.export import OPSET, main
+from str_ocr_triton.config import served_weights
 
 __all__ = ["OPSET", "main"]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(shipped_weights=served_weights))

@@ -26,7 +26,7 @@ from str_ocr_bench.alone import cheapest, model_alone  # noqa: E402
 from str_ocr_bench.profile import Profile, profile  # noqa: E402
 from str_ocr_bench.sweep import DIRECT  # noqa: E402
 from str_ocr_server.process import ServerProcess  # noqa: E402
-from str_ocr_server.repository import recognizer_settings  # noqa: E402
+from str_ocr_triton.config import recognizer_settings  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

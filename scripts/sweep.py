@@ -22,7 +22,7 @@ from str_ocr_bench.alone import model_alone
 from str_ocr_bench.configs import build_repository, selected_variants
 from str_ocr_bench.perf_analyzer import Window
 from str_ocr_bench.sweep import MIX_VARIANTS, measure_variant, width_mix
-from str_ocr_server.repository import recognizer_settings
+from str_ocr_triton.config import recognizer_settings
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -87,11 +87,3 @@ class Ports(NamedTuple):
 
 DEFAULT_PORTS = Ports(http=8000, grpc=8001, metrics=8002)
 """tritonserver's own defaults, which the launcher, the image and the clients keep."""
-LAUNCHER_METRICS_PORT = 8003
-"""Where the launcher exports its own Prometheus metrics (the watchdog's recoveries), beside the server's."""
-ADMIN_HEADER = "admin-key"
-"""The HTTP header that carries the admin key where the administrative APIs are restricted."""
-GRPC_ADMIN_HEADER = f"triton-grpc-protocol-{ADMIN_HEADER}"
-"""The same over gRPC (Triton prefixes restricted-protocol headers)."""
-ADMIN_APIS = ("model-repository", "model-config", "shared-memory", "statistics", "trace", "logging")
-"""The administrative APIs the launcher puts behind the admin key; inference, health and metadata stay open."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
@@ -36,6 +36,9 @@ a line squeezed into 100 pixels is read less well by any reader (see ``synth.FIX
 LENGTH_BUCKETS = [(1, 5), (6, 10), (11, 15), (16, 20), (21, 25)]
 WIDTHS = {"fixed 32x100": (TUTORIAL_WIDTH, FIXED_CHARS), "variable width": (None, MAX_CHARS)}
 POLARITIES = {"dark on light": 0.0, "light on dark": 1.0}
+
+ServedReader = Callable[[str, list, str], list[Reading]]
+"""``read(url, images, model)``: the readings of ``images`` by the served ``model`` at ``url``."""
 
 
 def draw_group(group: str, seed: int, count: int) -> dict[str, list[Sample]]:
@@ -98,12 +101,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> dict:
+def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[Path | None, int]] | None = None,
+         read_served: ServedReader | None = None) -> dict:
+    """The evaluation; without ``--checkpoint``, of the weights ``shipped_weights()`` names; with ``--url``,
+    read through ``read_served``. ``scripts/evaluate.py`` gives both."""
     args = parse_args(argv)
     if args.checkpoint is None:
-        from str_ocr_server.repository import served_weights  # noqa: PLC0415 - the model package needs it not
-
-        args.checkpoint, args.output_channels = served_weights()
+        if shipped_weights is None:
+            raise SystemExit("evaluate: --checkpoint is needed (scripts/evaluate.py defaults to the shipped weights)")
+        args.checkpoint, args.output_channels = shipped_weights()
+    if args.url and read_served is None:
+        raise SystemExit("evaluate: --url needs a client (scripts/evaluate.py has one)")
     channels = args.output_channels or 512
     model = load_model(args.checkpoint, channels)
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -111,12 +119,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
     print(f"evaluating {args.checkpoint} ({channels} channels) {where}, seed {args.seed}")
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed, "sets": {}}
     recognizer = Recognizer(model, device, max_lines=256)
-    if args.url:
-        from str_ocr_client.sending import read_lines  # noqa: PLC0415 - only this path needs the client
     for group in args.sets:
         for name, samples in draw_group(group, args.seed, args.count).items():
             images = [s.image for s in samples]
-            readings = read_lines(args.url, images, args.model) if args.url else recognizer.read(images)
+            readings = read_served(args.url, images, args.model) if args.url else recognizer.read(images)
             results["sets"][name] = report(name, samples, readings, args.examples)
     print(table(results["sets"]))
     if args.speed:

@@ -15,7 +15,7 @@ import io
 import logging
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +38,7 @@ RTOL = 1e-3
 """ONNX's backend tests' relative tolerance."""
 ATOL_SCALE = 1e-5
 """Absolute tolerance as a fraction of the largest absolute logit (1e-4 for logits of 10, 8e-3 for 800)."""
-DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "model_repository" / "text_recognition_onnx" / "1" / "model.onnx"
+DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "model_repository_onnx/text_recognition_onnx/1/model.onnx"
 
 
 class ExportError(RuntimeError):
@@ -151,12 +151,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None,
+         shipped_weights: Callable[[], tuple[Path | None, int]] | None = None) -> int:
+    """Export, check and compare; without ``--checkpoint``, the checkpoint and width ``shipped_weights()`` names."""
     args = parse_args(argv)
     if args.checkpoint is None:
-        from str_ocr_server.repository import served_weights  # noqa: PLC0415 - the model package needs it not
-
-        args.checkpoint, shipped_channels = served_weights()
+        if shipped_weights is None:
+            raise SystemExit("export: --checkpoint is needed (scripts/export_onnx.py defaults to the shipped weights)")
+        args.checkpoint, shipped_channels = shipped_weights()
         args.output_channels = args.output_channels or shipped_channels
     model = load_model(args.checkpoint, args.output_channels or 512)
     widths = [TUTORIAL_WIDTH, 37, 260] if args.dynamic_width else [TUTORIAL_WIDTH]
@@ -181,5 +183,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("export: FAILED: ONNX Runtime and PyTorch disagree beyond the tolerance", file=sys.stderr)
         return 1
     if args.dynamic_width:
-        print("export: serve it with dims [1, 32, -1] for input.1 and [-1, 37] for 308 in text_recognition_onnx's configs")
+        print("export: serve it with dims [1, 32, -1] for input.1 and [-1, 37] for 308 in "
+              "model_repository_onnx/text_recognition_onnx's configs")
     return 0

@@ -17,7 +17,7 @@ import yaml
 
 from str_ocr.contract import RECOGNIZER
 from str_ocr_server.process import free_ports
-from str_ocr_server.repository import default_repository
+from str_ocr_triton.config import default_repository
 from str_ocr_server.triton import find_triton
 
 from .perf_analyzer import TUTORIAL_SHAPE, binary

@@ -8,7 +8,7 @@ from pathlib import Path
 from google.protobuf import text_format
 
 from str_ocr.contract import RECOGNIZER, TUTORIAL_VARIANTS
-from str_ocr_server.repository import ModelConfig, default_repository, read_model_config
+from str_ocr_triton.config import ModelConfig, default_repository, read_model_config
 
 RECOMMENDED = "recommended"
 CANDIDATES = {  # name: (max_batch_size, instances, max_queue_delay_microseconds, channels_last)

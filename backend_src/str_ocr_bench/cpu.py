@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from str_ocr_server.stubs import stat_fields
+from str_ocr_server.compat.stubs import stat_fields
 
 
 def cpu_seconds(pids: Sequence[int]) -> float:

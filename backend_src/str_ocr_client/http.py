@@ -1,4 +1,4 @@
-"""The server's HTTP API as the launcher and the tests use it: health, the repository, loading, probes.
+"""The server's HTTP API as the launcher and the tests use it: health, the repository, loading and unloading.
 
 Every request carries the admin key when one is given, so the same client works against a server whose
 administrative APIs are restricted.
@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from math import prod
 
-from str_ocr.contract import ADMIN_HEADER
-
-DEAD_STUB = "is not healthy"
-"""What the Python backend answers for an instance whose stub process died."""
+ADMIN_HEADER = "admin-key"
+"""The HTTP header that carries the admin key where the administrative APIs are restricted."""
+GRPC_ADMIN_HEADER = f"triton-grpc-protocol-{ADMIN_HEADER}"
+"""The same over gRPC (Triton prefixes restricted-protocol headers)."""
 
 
 class TritonHTTP:
@@ -66,23 +65,3 @@ class TritonHTTP:
 
     def unload(self, model: str, timeout: float = 60) -> tuple[int, object]:
         return self.call(f"/repository/models/{model}/unload", {}, timeout)
-
-    def probe(self, model: str, timeout: float = 10) -> str:
-        """"alive", "dead" (its stub died) or "unknown" (no answer, queue full, ...).
-
-        The probe is the smallest request the model's metadata allows: every variable dim 1, zeros.
-        It asks for no real work (a recogniser refuses a 1-pixel line, a decoder a 1-byte file): any
-        answer from the model, an error included, shows that its stub is alive.
-        """
-        status, metadata = self.call(f"/models/{model}", timeout=timeout)
-        if status != 200 or not isinstance(metadata, dict):
-            return "unknown"
-        inputs = []
-        for tensor in metadata["inputs"]:
-            shape = [max(1, int(d)) for d in tensor["shape"]]
-            zero = "" if tensor["datatype"] == "BYTES" else 0
-            inputs.append({"name": tensor["name"], "shape": shape, "datatype": tensor["datatype"], "data": [zero] * prod(shape)})
-        status, body = self.call(f"/models/{model}/infer", {"inputs": inputs}, timeout)
-        if DEAD_STUB in str(body):
-            return "dead"
-        return "alive" if status in (200, 400) else "unknown"

@@ -7,7 +7,8 @@ import urllib.request
 
 import tritonclient.grpc as grpcclient
 
-from str_ocr.contract import GRPC_ADMIN_HEADER, RECOGNIZER
+from str_ocr.contract import RECOGNIZER
+from str_ocr_client.http import GRPC_ADMIN_HEADER
 
 
 def execution_counts(client: grpcclient.InferenceServerClient, model: str = RECOGNIZER,
@@ -44,7 +45,7 @@ def sample_total(text: str, name: str, **labels: str) -> float:
     """Sum of the samples of metric ``name`` in a scrape's ``text`` whose labels include ``labels``."""
     total = 0.0
     for line in text.splitlines():
-        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+        if line.startswith((name + "{", name + " ")) and all(f'{k}="{v}"' in line for k, v in labels.items()):
             total += float(line.rsplit(" ", 1)[1])
     return total
 

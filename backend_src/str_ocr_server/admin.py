@@ -6,8 +6,10 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from str_ocr.contract import ADMIN_APIS, ADMIN_HEADER
+from str_ocr_client.http import ADMIN_HEADER
 
+ADMIN_APIS = ("model-repository", "model-config", "shared-memory", "statistics", "trace", "logging")
+"""The administrative APIs the launcher puts behind the admin key; inference, health and metadata stay open."""
 ADMIN_KEY_ENV = "TRITON_ADMIN_KEY"
 ADMIN_KEY_FILE_ENV = "TRITON_ADMIN_KEY_FILE"
 """A file holding the key: the Docker and Kubernetes way to hand over a secret without an environment value."""

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.readiness import wait_for
+from str_ocr_triton.config import default_repository
 
 from .admin import ADMIN_KEY_ENV
-from .repository import default_repository
-from .stubs import children, stubs_of
+from .compat.stubs import children, stubs_of
 
 
 def free_ports(count: int) -> list[int]:
@@ -113,6 +113,11 @@ class ServerProcess:
     def kill_pid(self, pid: int) -> None:
         """SIGKILL one process of this server (a stub), as a crash would."""
         os.kill(pid, signal.SIGKILL)
+
+    def signal_server(self, signum: int) -> None:
+        """Send ``signum`` to tritonserver itself (SIGKILL or SIGABRT: a crash), not to the launcher."""
+        for pid in self.triton_pids():
+            os.kill(pid, signum)
 
     def kill_stubs(self, model: str) -> int:
         """SIGKILL ``model``'s stub processes, as a crash would; how many there were."""

@@ -1,8 +1,9 @@
-"""Finding a ``tritonserver`` binary and its backends, and the command line the launcher runs it with."""
+"""Finding a ``tritonserver`` binary, its release and its backends, and the command line the launcher runs it with."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -64,6 +65,24 @@ def find_triton() -> Triton:
     return Triton(wheel / "tritonserver" / "bin" / "tritonserver", backend_dir, env)
 
 
+def server_version(binary: Path) -> tuple[int, int] | None:
+    """The release of the server whose ``bin/tritonserver`` is ``binary``, from NVIDIA's ``TRITON_VERSION`` file
+    beside ``bin/`` (None where there is none, as in the wheel's server, 2.51)."""
+    try:
+        text = (binary.parent.parent / "TRITON_VERSION").read_text()
+    except OSError:
+        return None
+    match = re.match(r"\s*(\d+)\.(\d+)", text)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def local_host(address: str) -> str:
+    """Where this machine reaches a server bound to ``address``, as a URL's host (IPv6 in brackets)."""
+    if address in ("0.0.0.0", "::"):
+        return "127.0.0.1"
+    return f"[{address}]" if ":" in address else address
+
+
 @dataclass(frozen=True)
 class ServerOptions:
     """What the launcher asks of tritonserver, beyond the models to load."""
@@ -73,9 +92,9 @@ class ServerOptions:
     address: str = "127.0.0.1"
     """Where HTTP, gRPC and metrics listen."""
     http_address: str | None = None
-    """Where HTTP listens instead, if elsewhere (loopback, behind the launcher's HTTP front)."""
+    """Where HTTP listens instead, if elsewhere (loopback, behind the launcher's HTTP proxy)."""
     grpc_address: str | None = None
-    """Where gRPC listens instead, if elsewhere (loopback, behind the launcher's gRPC front)."""
+    """Where gRPC listens instead, if elsewhere (loopback, behind the launcher's gRPC proxy)."""
     config_name: str | None = None
     exit_timeout: int = 30
     disable_auto_complete_config: bool = False

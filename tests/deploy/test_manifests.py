@@ -9,7 +9,8 @@ import re
 import pytest
 from kubernetes_validate import utils as k8s_schemas
 
-from str_ocr.contract import DEFAULT_PORTS, LAUNCHER_METRICS_PORT
+from str_ocr.contract import DEFAULT_PORTS
+from str_ocr_server.metrics import LAUNCHER_METRICS_PORT
 
 from .manifests import DEPLOY, KUBERNETES_VERSIONS, KUSTOMIZATIONS, all_objects, container, only, render
 

@@ -73,6 +73,17 @@ def test_probes_drain_and_shared_memory(overlay):
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
+def test_an_exit_is_restarted_and_a_launcher_restarting_its_server_is_left_to_it(overlay):
+    pod = pod_spec(overlay)
+    assert pod.get("restartPolicy", "Always") == "Always"
+    args = parsed(pod)
+    assert args.restarts > 0
+    # Liveness gives the launcher's own restart of tritonserver time before the kubelet restarts the container.
+    liveness = container(pod)["livenessProbe"]
+    assert liveness["periodSeconds"] * liveness["failureThreshold"] >= 30
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
 def test_it_runs_locked_down_with_requests_and_limits(overlay):
     pod = pod_spec(overlay)
     triton = container(pod)

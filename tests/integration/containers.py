@@ -11,7 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from str_ocr.contract import DEFAULT_PORTS, LAUNCHER_METRICS_PORT
+from str_ocr.contract import DEFAULT_PORTS
+from str_ocr_server.metrics import LAUNCHER_METRICS_PORT
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.readiness import wait_for
 
@@ -115,6 +116,11 @@ class ContainerServer:
     def stub_pids(self, model: str) -> list[int]:
         result = self.container.exec(["pgrep", "-f", f"triton_python_backend_stub .*/{model}/"])
         return [int(pid) for pid in result.output.decode().split()]
+
+    def signal_server(self, signum: int) -> None:
+        """Send ``signum`` to tritonserver inside the container (SIGKILL or SIGABRT: a crash), not to the launcher."""
+        result = self.container.exec(["pkill", f"-{signum}", "-x", "tritonserver"])
+        assert result.exit_code == 0, result.output
 
     def kill_stubs(self, model: str) -> int:
         pids = self.stub_pids(model)

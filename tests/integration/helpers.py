@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 
-from str_ocr.contract import GRPC_ADMIN_HEADER, RECOGNIZER
+from str_ocr.contract import RECOGNIZER
+from str_ocr_client.http import GRPC_ADMIN_HEADER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs
 from str_ocr_client.sending import DEFAULT_TIMEOUT, Outcome, infer_each, infer_each_now
 
 MODEL = RECOGNIZER
 tutorial_input = random_lines
+PERF_ANALYZER = Path(sys.prefix, "bin", "perf_analyzer")
+UNSTABLE_EXIT = 2
+"""perf_analyzer's exit status when its last measurement windows never agreed within its stability band."""
+UNSTABLE_MESSAGE = "Failed to obtain stable measurement"
+REQUEST_ERRORS = ("had error", "Failed to retrieve results from inference request",
+                  "Failed to maintain requested inference load")
+"""What perf_analyzer prints when a request it sent failed."""
 
 
 def admin_headers(server) -> dict[str, str] | None:
@@ -97,3 +109,64 @@ def watch_readiness(http: TritonHTTP, stop: threading.Event, samples: list[tuple
     while not stop.is_set():
         samples.append((time.monotonic(), http.ready()))
         time.sleep(0.02)
+
+
+@dataclass(frozen=True)
+class RequestCounts:
+    """Triton's own count of a model's requests so far: answered, and failed."""
+
+    success: int
+    fail: int
+
+
+def request_counts(server, model: str = MODEL) -> RequestCounts:
+    """``model``'s request counts from the server's per-model inference statistics."""
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        versions = client.get_inference_statistics(model, headers=admin_headers(server), as_json=True)["model_stats"]
+    stats = [version.get("inference_stats", {}) for version in versions]
+    return RequestCounts(sum(int(s.get("success", {}).get("count", 0)) for s in stats),
+                         sum(int(s.get("fail", {}).get("count", 0)) for s in stats))
+
+
+@dataclass(frozen=True)
+class PerfAnalyzerRun:
+    """One perf_analyzer run, and the server's request counts of the model it measured, before and after."""
+
+    result: subprocess.CompletedProcess
+    before: RequestCounts
+    after: RequestCounts
+
+    @property
+    def output(self) -> str:
+        return self.result.stdout + self.result.stderr
+
+    @property
+    def unstable(self) -> bool:
+        """Whether perf_analyzer stopped because its measurements never stabilised (the machine was busy)."""
+        return self.result.returncode == UNSTABLE_EXIT and UNSTABLE_MESSAGE in self.output
+
+
+def run_perf_analyzer(server, args: list[str], model: str = MODEL, timeout: float = 600) -> PerfAnalyzerRun:
+    """perf_analyzer with ``args`` (the server's URL among them), counted by ``server``'s statistics of ``model``."""
+    before = request_counts(server, model)
+    result = subprocess.run([str(PERF_ANALYZER), *args], capture_output=True, text=True, timeout=timeout)
+    return PerfAnalyzerRun(result, before, request_counts(server, model))
+
+
+def assert_served_without_error(run: PerfAnalyzerRun) -> None:
+    """The server answered the requests perf_analyzer sent, none with an error, by the server's own count and
+    by perf_analyzer's.
+
+    Whether perf_analyzer's windows agree within its stability band says how quiet the machine was, not
+    whether the server works: a run stopped for that is printed, so that it shows in the log, and passes.
+    Any other non-zero exit fails.
+    """
+    tail = run.output[-3000:]
+    if run.unstable:
+        print(f"perf_analyzer could not stabilise its measurement (a busy machine, not a failure):\n{tail}")
+    else:
+        assert run.result.returncode == 0, tail
+    errors = [line for line in run.output.splitlines() if any(e in line for e in REQUEST_ERRORS)]
+    assert not errors, tail
+    assert run.after.success > run.before.success, f"the server counted no request answered: {run.before} -> {run.after}"
+    assert run.after.fail == run.before.fail, f"the server failed requests: {run.before} -> {run.after}\n{tail}"

@@ -3,7 +3,8 @@
 import re
 from pathlib import Path
 
-from str_ocr.contract import DEFAULT_PORTS, LAUNCHER_METRICS_PORT
+from str_ocr.contract import DEFAULT_PORTS
+from str_ocr_server.metrics import LAUNCHER_METRICS_PORT
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
@@ -29,7 +30,7 @@ def test_it_runs_locked_down_as_the_non_root_user():
     for option in ("-m\", \"str_ocr_server", "--restrict-admin", "--watchdog", "--disable-auto-complete-config",
                    "--address\", \"0.0.0.0"):
         assert option in entrypoint
-    # Every interface behind the launcher's fronts, which need no flag (str_ocr_server.exposure); no default
+    # Every interface behind the launcher's proxies, which need no flag (str_ocr_server.compat.listen_policy); no default
     # command that options given after the image name would replace.
     assert instructions("CMD") == []
 

@@ -11,7 +11,7 @@ import triton_python_backend_utils as pb_utils
 from str_ocr.contract import CONFIDENCE, LOGITS, TEXT, output_length
 from str_ocr.serving import line_limits, model_parameters
 from str_ocr.text import read_logits
-from str_ocr_server.adapter import answer_each, input_array
+from str_ocr_triton.adapter import answer_each, input_array
 
 
 class TritonPythonModel:

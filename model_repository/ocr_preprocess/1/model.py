@@ -11,7 +11,7 @@ import triton_python_backend_utils as pb_utils
 from str_ocr.contract import IMAGE, LINE
 from str_ocr.images import images_to_lines
 from str_ocr.serving import image_limits, line_limits, model_parameters
-from str_ocr_server.adapter import answer_each, input_array
+from str_ocr_triton.adapter import answer_each, input_array
 
 
 class TritonPythonModel:

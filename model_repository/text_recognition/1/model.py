@@ -16,7 +16,7 @@ from torch.utils.dlpack import to_dlpack
 
 from str_ocr.contract import INPUT_NAME, OUTPUT_NAME
 from str_ocr.serving import build_recognizer
-from str_ocr_server.adapter import responses
+from str_ocr_triton.adapter import responses
 
 COUNTERS = {  # name: (description, the Recognizer's running count, its kinds)
     "str_ocr_columns_total": ("Input columns run through the recogniser: the lines' own (real) and padding",

@@ -19,7 +19,8 @@ import tritonclient.http as httpclient
 from tritonclient.grpc import service_pb2, service_pb2_grpc
 from tritonclient.utils import InferenceServerException
 
-from str_ocr.contract import ADMIN_HEADER, GRPC_ADMIN_HEADER, OCR
+from str_ocr.contract import OCR
+from str_ocr_client.http import ADMIN_HEADER, GRPC_ADMIN_HEADER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import image_inputs, recognizer_inputs, text_of
 from str_ocr_client.samples import generated_images
@@ -51,7 +52,7 @@ def test_admin_apis_need_the_key_and_inference_does_not(serve):
         with pytest.raises(InferenceServerException, match="restricted"):
             client.get_inference_statistics(MODEL)
         with pytest.raises(InferenceServerException, match="restricted"):
-            client.load_model("text_recognition_onnx")
+            client.load_model(OCR)  # in the repository, not loaded: the key alone stops it
         assert client.get_inference_statistics(MODEL, headers={GRPC_ADMIN_HEADER: KEY}) is not None
         assert infer(client, tutorial_input(1)).shape == (1, 26, 37)  # inference needs no key
         assert client.is_server_ready()
@@ -293,7 +294,7 @@ def test_grpc_overflowing_shapes_never_reach_a_model_and_their_stream_mates_are_
         answers = list(service.ModelStreamInfer(iter([good, overflows[0], good]), timeout=60))
         assert sorted((a.infer_response.id, bool(a.error_message)) for a in answers) == [
             ("good", False), ("good", False), ("overflow", True)], [a.error_message for a in answers]
-        # Over the message bound: refused by the front before it is read whole.
+        # Over the message bound: refused by the proxy before it is read whole.
         with pytest.raises(grpc.RpcError) as refused:
             service.ModelInfer(raw_request(OCR, "IMAGE", "UINT8", [1, 17 << 20], bytes(17 << 20)), timeout=60)
         assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

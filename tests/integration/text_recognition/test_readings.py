@@ -6,7 +6,7 @@ from str_ocr import Recognizer, load_model
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import TextLineSynth
 from str_ocr_client.sending import read_lines
-from str_ocr_server.repository import served_weights
+from str_ocr_triton.config import served_weights
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from str_ocr import load_model
 from str_ocr.serving import ServingSettings, model_parameters
 from str_ocr_client.requests import recognizer_inputs
 from str_ocr_client.stats import counts_since, execution_counts, metric_total
-from str_ocr_server.repository import default_repository, read_model_config
+from str_ocr_triton.config import default_repository, read_model_config
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
 from ..helpers import MODEL, admin_headers, infer, send_concurrently, tutorial_input

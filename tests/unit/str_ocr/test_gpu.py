@@ -5,7 +5,7 @@ import torch
 
 from str_ocr import Recognizer, load_model, normalize, output_length
 from str_ocr.synth import TextLineSynth
-from str_ocr_server.repository import served_weights
+from str_ocr_triton.config import served_weights
 from tests.unit.str_ocr.test_ragged import GPU_LOGIT_TOLERANCE
 
 pytestmark = [

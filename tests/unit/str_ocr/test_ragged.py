@@ -7,7 +7,7 @@ from str_ocr import Recognizer, STRModel, load_model, normalize, output_length
 from str_ocr.model import column_mask
 from str_ocr.packing import Group, padding_waste, plan_groups
 from str_ocr.synth import TextLineSynth
-from str_ocr_server.repository import served_weights
+from str_ocr_triton.config import served_weights
 
 # Measured with the shipped weights over 200 generated lines of 20 to 600 pixels (tests below):
 # float rounding only, since the padded columns never reach a line's own activations.

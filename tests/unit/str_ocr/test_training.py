@@ -6,7 +6,7 @@ from str_ocr import training as train
 from str_ocr import Recognizer, load_model
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import TextLineSynth
-from str_ocr_server.repository import served_weights
+from str_ocr_triton.config import served_weights
 
 TINY = ["--output-channels", "16", "--batch-size", "8", "--workers", "0", "--val-size", "4", "--val-every", "1000",
         "--lr", "3e-3", "--device", "cpu"]

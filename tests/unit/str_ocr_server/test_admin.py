@@ -2,7 +2,7 @@
 
 import pytest
 
-from str_ocr.contract import ADMIN_HEADER
+from str_ocr_client.http import ADMIN_HEADER
 from str_ocr_server.admin import ADMIN_KEY_ENV, ADMIN_KEY_FILE_ENV, admin_key, restriction_args
 
 

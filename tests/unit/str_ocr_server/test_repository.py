@@ -2,15 +2,33 @@
 
 import shutil
 
-from str_ocr_server.repository import default_repository, plan_models
+import pytest
+
+from str_ocr_server.repository import plan_models
+from str_ocr_triton.config import ONNX_REPOSITORY, default_repository
 
 DEFAULT_REPOSITORY = default_repository()
 
 PYTHON_ONLY = {"python", "ensemble"}
 
 
-def test_the_local_server_skips_the_onnx_model_with_a_reason():
+@pytest.fixture
+def with_onnx(tmp_path):
+    """The repository and the ONNX model in one folder, as a server given both would see them."""
+    repository = tmp_path / "repo"
+    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns("*.onnx", "*.pth"))
+    shutil.copytree(default_repository(ONNX_REPOSITORY), repository, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("*.onnx"))
+    return repository
+
+
+def test_the_local_server_loads_the_whole_default_repository():
     models, skipped = plan_models(DEFAULT_REPOSITORY, None, PYTHON_ONLY)
+    assert set(models) == {"text_recognition", "ocr", "ocr_preprocess", "ocr_postprocess"} and skipped == {}
+
+
+def test_the_local_server_skips_the_onnx_model_with_a_reason(with_onnx):
+    models, skipped = plan_models(with_onnx, None, PYTHON_ONLY)
     assert set(models) == {"text_recognition", "ocr", "ocr_preprocess", "ocr_postprocess"}
     assert "no 'onnxruntime' backend" in skipped["text_recognition_onnx"]
 
@@ -21,11 +39,9 @@ def test_asking_for_an_ensemble_loads_its_steps():
     assert skipped == {}
 
 
-def test_an_onnx_model_without_its_file_and_an_ensemble_without_a_step(tmp_path):
-    repository = tmp_path / "repo"
-    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns("*.onnx", "*.pth"))
-    shutil.rmtree(repository / "ocr_postprocess")
-    models, skipped = plan_models(repository, None, PYTHON_ONLY | {"onnxruntime"})
+def test_an_onnx_model_without_its_file_and_an_ensemble_without_a_step(with_onnx):
+    shutil.rmtree(with_onnx / "ocr_postprocess")
+    models, skipped = plan_models(with_onnx, None, PYTHON_ONLY | {"onnxruntime"})
     assert "no version folder holds model.onnx (make it with scripts/export_onnx.py)" in skipped["text_recognition_onnx"]
     assert "its step(s) ocr_postprocess cannot be loaded" in skipped["ocr"]
     assert "ocr" not in models and "text_recognition" in models

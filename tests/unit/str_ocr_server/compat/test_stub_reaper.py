@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from str_ocr_server.reaper import LIBRARY, StubReaper
-from str_ocr_server.stubs import stat_fields
+from str_ocr_server.compat.stub_reaper import LIBRARY, StubReaper
+from str_ocr_server.compat.stubs import stat_fields
 
 # Stands in for tritonserver: two children, one that dies (a crashed stub) and one that lives; prints their pids,
 # then, told to, does what the backend would do to a stub it destroys: SIGKILL it and wait for it.
@@ -51,7 +51,7 @@ def server():
                                pass_fds=reaper.pass_fds, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     reaper.started()
     yield reaper, process
-    reaper.close()
+    reaper.release()
     process.kill()
     process.wait()
 

@@ -2,13 +2,15 @@
 
 Each model instance of the Python backend runs in its own stub process, a child of tritonserver whose
 command line names the model's ``model.py``, its shared-memory region in ``/dev/shm`` and the instance.
-A stub that died stays a zombie until the server reaps it, which this server release does only when the
-instance is destroyed (for a replaced version, the launcher has it done: ``str_ocr_server.reaper``); neither the
-dead stub nor the server then removes its region.
+A stub that died stays a zombie until the server reaps it, which server 2.51 does only when the instance is
+destroyed (for a replaced version, the launcher has it done: ``stub_reaper``); neither the dead stub nor the server
+then removes its region. Part of ``stub_recovery``'s workaround (no upstream fix yet, server#8604).
 """
 
 from __future__ import annotations
 
+import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,3 +94,17 @@ def remove_region(stub: Stub) -> bool:
     except OSError:
         return False
     return True
+
+
+def only_dead_versions_left(process: subprocess.Popen, repository: Path, settle: float = 1.0) -> bool:
+    """Wait until a stopping tritonserver exits (False) or no stub of it has lived for ``settle`` seconds (True):
+    every model that could unload has, and what is left are versions with a dead stub, which server 2.51 never
+    unloads, so that it would wait out its exit timeout."""
+    quiet_since = time.monotonic()
+    while process.poll() is None:
+        if living_stubs(process.pid, repository):
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= settle:
+            return True
+        time.sleep(0.1)
+    return False

@@ -1,8 +1,8 @@
-"""The declared shapes the launcher's fronts refuse before tritonserver sees them, whatever the protocol.
+"""The declared shapes the proxies refuse before tritonserver sees them, whatever the protocol.
 
 Up to 2.67 the server computes an input's byte size from its declared shape without an overflow check: a shape
-whose size wraps around to the data's size passes and kills the Python stub that unpacks it
-(``str_ocr_server.exposure``).
+whose size wraps around to the data's size passes and kills the Python stub that unpacks it. Retired by server
+2.67 (``listen_policy`` says how).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the HTTP front refuses before the server sees it, and what it lets through."""
+"""What the HTTP proxy refuses before the server sees it, and what it lets through."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from str_ocr_server.http_guard import Refused, check_body, header_part, leaves
+from str_ocr_server.compat.http_proxy import Refused, check_body, header_part, leaves
 
 INFER = "/v2/models/text_recognition/infer"
 

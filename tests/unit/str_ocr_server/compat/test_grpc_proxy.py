@@ -1,11 +1,11 @@
-"""The gRPC front's screening of inference requests, and the calls it passes through."""
+"""The gRPC proxy's screening of inference requests, and the calls it passes through."""
 
 from __future__ import annotations
 
 import pytest
 from tritonclient.grpc import service_pb2
 
-from str_ocr_server.grpc_guard import METHODS, infer_problem, parse_infer
+from str_ocr_server.compat.grpc_proxy import METHODS, infer_problem, parse_infer
 
 
 def request(datatype: str, *shapes: list[int]) -> service_pb2.ModelInferRequest:
@@ -29,7 +29,7 @@ def test_a_shape_the_server_would_mishandle_is_refused(datatype, shape):
 @pytest.mark.parametrize("datatype,shape", [("FP32", [1, 1, 32, 100]), ("UINT8", [1, 8 << 20]), ("FP32", [0, 2**62]),
                                             ("INT64", [2**59]), ("FP32", [])])
 def test_a_shape_within_64_bits_passes_to_the_server(datatype, shape):
-    # The server checks the data against the shape itself; the front only keeps its arithmetic from wrapping.
+    # The server checks the data against the shape itself; the proxy only keeps its arithmetic from wrapping.
     assert infer_problem(request(datatype, shape)) is None
 
 

@@ -1,12 +1,12 @@
-"""The pure parts of the stub watch, the readiness gate and the drain."""
+"""The pure parts of the stub watch and the readiness model."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 
-from str_ocr_server.gate import GATE_MODEL, wrapper_config
-from str_ocr_server.stubs import REGION_PREFIX, SHM, Stub, is_alive, parse_stub, remove_region
+from str_ocr_server.compat.not_ready import READINESS_MODEL, wrapper_config
+from str_ocr_server.compat.stubs import REGION_PREFIX, SHM, Stub, is_alive, parse_stub, remove_region
 
 CONFIG = {
     "name": "text_recognition", "max_batch_size": 32,
@@ -16,9 +16,9 @@ CONFIG = {
 }
 
 
-def test_the_gate_opens_as_a_one_step_ensemble_over_a_served_model():
+def test_ready_again_loads_a_one_step_ensemble_over_a_served_model():
     config = wrapper_config(CONFIG)
-    assert config["name"] == GATE_MODEL and config["platform"] == "ensemble" and config["max_batch_size"] == 32
+    assert config["name"] == READINESS_MODEL and config["platform"] == "ensemble" and config["max_batch_size"] == 32
     step = config["ensemble_scheduling"]["step"][0]
     assert step["model_name"] == "text_recognition"
     assert step["input_map"] == {"input.1": "input.1"} and step["output_map"] == {"308": "308"}

@@ -1,4 +1,5 @@
-"""Reaping the stubs of the versions the watchdog replaced, which this server release never reaps.
+"""Reaping the stubs of the versions ``stub_recovery`` replaced, which server 2.51 never reaps (no upstream fix yet,
+server#8604).
 
 Only a process's parent can wait for it, so a dead stub stays a zombie until tritonserver waits, which 2.51 does
 only when it destroys the instance; after a crash it never does. The launcher therefore runs tritonserver with a
@@ -51,5 +52,6 @@ class StubReaper:
             except OSError:  # the server is gone, and its zombies with it
                 pass
 
-    def close(self) -> None:
+    def release(self) -> None:
+        """Close the launcher's end of the pipe: the library's thread then ends."""
         os.close(self.write_end)

@@ -6,9 +6,9 @@ import pytest
 
 from str_ocr.contract import DEFAULT_PORTS
 from str_ocr_server.cli import main, parse_args
-from str_ocr_server.exposure import (ACCEPT_FLAG, OVERFLOW_FIXED_IN, addresses, is_loopback, local_host, refusal,
-                                    server_version)
-from str_ocr_server.triton import ServerOptions, Triton, server_command
+from str_ocr_server.compat import OVERFLOW_FIXED_IN
+from str_ocr_server.compat.listen_policy import ACCEPT_FLAG, addresses, is_loopback, refusal
+from str_ocr_server.triton import ServerOptions, Triton, local_host, server_command, server_version
 
 
 def test_the_launcher_listens_on_loopback_unless_told_otherwise():
@@ -46,7 +46,7 @@ def test_every_endpoint_binds_the_address_and_local_clients_find_it(tmp_path):
     assert local_host("::1") == "[::1]"
 
 
-def test_behind_the_http_front_the_servers_own_http_stays_on_loopback(tmp_path):
+def test_behind_the_http_proxy_the_servers_own_http_stays_on_loopback(tmp_path):
     options = ServerOptions(repository=tmp_path, ports=DEFAULT_PORTS, address="0.0.0.0", http_address="127.0.0.1")
     command = server_command(Triton(tmp_path / "tritonserver", tmp_path), options, ["text_recognition"])
     assert "--http-address=127.0.0.1" in command and "--http-address=0.0.0.0" not in command
@@ -59,6 +59,6 @@ def test_an_address_given_to_tritonserver_itself_is_checked_too():
     assert main(["--", "--http-address=0.0.0.0"]) == 2  # refused before any server starts
 
 
-def test_every_interface_without_a_front_is_refused_with_this_server():
-    for front_off in ("--no-grpc-guard", "--no-http-guard"):
-        assert main(["--address=0.0.0.0", front_off]) == 2  # refused before any server starts
+def test_every_interface_without_a_proxy_is_refused_with_this_server():
+    for proxy_off in ("--no-grpc-guard", "--no-http-guard"):
+        assert main(["--address=0.0.0.0", proxy_off]) == 2  # refused before any server starts

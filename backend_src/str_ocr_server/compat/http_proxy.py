@@ -1,34 +1,37 @@
-"""The launcher's HTTP front: refuses, before tritonserver sees them, the HTTP requests that this server release
-mishandles, and passes every other request through unchanged.
-
-tritonserver 2.51 listens on loopback behind it. What it refuses, with the server's own error format
+"""The HTTP proxy for server 2.51: refuses, before tritonserver sees them, the HTTP requests that this release
+mishandles, sends again an inference request a dead instance failed (``retry``), and passes every other request
+through unchanged. tritonserver listens on loopback behind it. What it refuses, with the server's own error format
 (``{"error": "..."}``):
 
 - **413** a body larger than ``limit`` bytes: at once from its ``Content-Length``, or as soon as a chunked
-  body grows past it. The server itself has no bound and buffers any body whole (100 MB took it to 1.9 GB).
+  body grows past it. The server itself has no bound and buffers any body whole.
 - **400** a body that is not a JSON object, and an inference request that does not follow the KServe v2 schema
   (``inputs`` a list of objects with a ``name``, a ``datatype`` and a ``shape`` of non-negative integers, ...):
   the server answers those with 500, as if it had failed.
-- **400** an input whose declared shape holds more elements or bytes than a signed 64-bit size: the server's
-  check wraps around to the data's size and hands the tensor to the Python stub, which dies of it
-  (``str_ocr_server.exposure``). Over gRPC such a request still reaches the server: see there.
+- **400** an input whose declared shape holds more elements or bytes than a signed 64-bit size (``shapes``).
 
-Compressed bodies (``Content-Encoding: gzip`` or ``deflate``) are checked, bounded and forwarded decompressed.
+While the server behind does not answer (the launcher is starting it again), every request gets **503** but
+liveness, which stays 200 so that an orchestrator does not restart the launcher meanwhile. Compressed bodies
+(``Content-Encoding: gzip`` or ``deflate``) are checked, bounded and forwarded decompressed. Retired by server
+2.67 (``listen_policy``), but for the retry (server#8604).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 
 import aiohttp
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
-from .front import Front
+from .proxy import Proxy
+from .retry import RETRY_WINDOW, from_dead_instance, send_until_served
 from .shapes import ELEMENT_BYTES, INT64_MAX, element_count, shape_problem, short
 
+LIVE_PATH = "/v2/health/live"
 INFER_PATH = re.compile(r"^/v2/models/[^/]+(/versions/[^/]+)?/infer$")
 HEADER_LENGTH = "Inference-Header-Content-Length"
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
@@ -37,7 +40,7 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
 
 
 class Refused(Exception):
-    """A request this front answers itself, with ``status``."""
+    """A request this proxy answers itself, with ``status``."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -136,12 +139,12 @@ def check_body(method: str, path: str, body: bytes, header_length: str | None) -
         _object(parse_json(body), "the request body")
 
 
-class HttpGuard(Front):
-    """The HTTP front; ``limit``: the largest body taken, in bytes."""
+class HttpProxy(Proxy):
+    """The HTTP proxy; ``limit``: the largest body taken, in bytes."""
 
-    name = "http-guard"
+    name = "http-proxy"
 
-    async def _close(self) -> None:
+    async def _stop(self) -> None:
         # On its way out the server waits for every open HTTP connection, idle keep-alive ones included.
         await self._runner.cleanup()
         await self._session.close()
@@ -179,9 +182,15 @@ class HttpGuard(Front):
             raise Refused(400, f"the request body could not be read: {short(str(error), 200)}") from None
 
     async def _forward(self, request: web.Request, body: bytes) -> web.Response:
+        if not (INFER_PATH.match(request.path) and request.method == "POST"):
+            return await self._send(request, body)
+        return await send_until_served(lambda: self._send(request, body), _failed_on_dead_instance, self.serving,
+                                       time.monotonic() + RETRY_WINDOW)
+
+    async def _send(self, request: web.Request, body: bytes) -> web.Response:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
         try:
-            # No Accept-Encoding of the front's own: the server compresses only for a client that asked.
+            # No Accept-Encoding of the proxy's own: the server compresses only for a client that asked.
             async with self._session.request(request.method, f"http://{self.upstream}{request.path_qs}", headers=headers,
                                              data=body if body else None,
                                              skip_auto_headers=("Accept-Encoding",)) as answer:
@@ -189,4 +198,11 @@ class HttpGuard(Front):
                 kept = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_BY_HOP - {"content-encoding"}}
                 return web.Response(status=answer.status, body=content, headers=kept)
         except aiohttp.ClientError as error:
-            return web.json_response({"error": f"the server behind this endpoint did not answer: {error}"}, status=502)
+            if request.path == LIVE_PATH:  # the launcher is starting the server again: no reason to restart it
+                return web.Response(status=200)
+            return web.json_response({"error": f"the server is not serving now ({error}); try again shortly"},
+                                     status=503)
+
+
+def _failed_on_dead_instance(response: web.Response) -> bool:
+    return response.status >= 400 and from_dead_instance(bytes(response.body or b"").decode(errors="replace"))

@@ -4,10 +4,11 @@ import shutil
 
 import pytest
 
-from str_ocr_server.repository import default_repository
-from str_ocr_server.validation import validate
+from str_ocr_triton.config import ONNX_REPOSITORY, default_repository
+from str_ocr_triton.validation import validate
 
 DEFAULT_REPOSITORY = default_repository()
+ONNX_MODELS = default_repository(ONNX_REPOSITORY)
 
 ENSEMBLE = """
 name: "lines_to_logits"
@@ -28,11 +29,20 @@ ensemble_scheduling {
 """
 
 
+def copy_of(source, tmp_path):
+    copy = tmp_path / source.name
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("*.onnx", "__pycache__"))
+    return copy
+
+
 @pytest.fixture
 def repository(tmp_path):
-    copy = tmp_path / "model_repository"
-    shutil.copytree(DEFAULT_REPOSITORY, copy, ignore=shutil.ignore_patterns("*.onnx", "__pycache__"))
-    return copy
+    return copy_of(DEFAULT_REPOSITORY, tmp_path)
+
+
+@pytest.fixture
+def onnx_repository(tmp_path):
+    return copy_of(ONNX_MODELS, tmp_path)
 
 
 def add_ensemble(repository, text=ENSEMBLE):
@@ -40,16 +50,18 @@ def add_ensemble(repository, text=ENSEMBLE):
     (repository / "lines_to_logits" / "config.pbtxt").write_text(text)
 
 
-def test_the_repository_is_valid():
-    assert validate(DEFAULT_REPOSITORY) == []
+@pytest.mark.parametrize("source", [DEFAULT_REPOSITORY, ONNX_MODELS], ids=lambda p: p.name)
+def test_the_repository_is_valid(source):
+    assert validate(source) == []
 
 
-def test_every_model_and_variant_is_checked(repository):
+def test_every_model_and_variant_is_checked(repository, onnx_repository):
     variants = sorted(p.relative_to(repository).as_posix() for p in repository.glob("*/configs/*.pbtxt"))
     assert "text_recognition/configs/ragged_batching.pbtxt" in variants
-    assert "text_recognition_onnx/configs/tensorrt_fp16.pbtxt" in variants
+    onnx_variants = sorted(p.relative_to(onnx_repository).as_posix() for p in onnx_repository.glob("*/configs/*.pbtxt"))
+    assert "text_recognition_onnx/configs/tensorrt_fp16.pbtxt" in onnx_variants
     add_ensemble(repository)
-    assert validate(repository) == []
+    assert validate(repository) == [] and validate(onnx_repository) == []
 
 
 def test_a_misspelled_tensor_in_a_variant(repository):
@@ -66,12 +78,12 @@ def test_a_variant_that_changes_a_type_or_dims(repository):
     assert any("'308' is TYPE_FP32 [-1, 36], config.pbtxt says TYPE_FP32 [-1, 37]" in p for p in validate(repository))
 
 
-def test_a_name_that_differs_from_the_folder_and_an_unknown_field(repository):
+def test_a_name_that_differs_from_the_folder_and_an_unknown_field(repository, onnx_repository):
     path = repository / "text_recognition" / "configs" / "queue_delay_100us.pbtxt"
     path.write_text(path.read_text().replace('name: "text_recognition"', 'name: "text_recogniton"'))
-    broken = repository / "text_recognition_onnx" / "configs" / "dynamic_batching.pbtxt"
+    broken = onnx_repository / "text_recognition_onnx" / "configs" / "dynamic_batching.pbtxt"
     broken.write_text(broken.read_text().replace("dynamic_batching { }", "dynamic_batching { max_delay: 5 }"))
-    problems = validate(repository)
+    problems = validate(repository) + validate(onnx_repository)
     assert any("name 'text_recogniton' differs from its folder" in p for p in problems)
     assert any("not a valid Triton model configuration" in p and "max_delay" in p for p in problems)
 
@@ -97,3 +109,10 @@ def test_a_broken_ensemble_mapping(repository, change, expected):
 def test_a_python_model_without_its_checkpoint(repository):
     (repository / "text_recognition" / "1" / "str_64ch.pth").unlink()
     assert any("names 1/str_64ch.pth, which does not exist" in p for p in validate(repository))
+
+
+def test_the_onnx_model_keeps_the_served_contract(onnx_repository):
+    path = onnx_repository / "text_recognition_onnx" / "config.pbtxt"
+    path.write_text(path.read_text().replace("dims: [ 26, 37 ]", "dims: [ 25, 37 ]"))
+    problems = validate(onnx_repository)
+    assert any("config.pbtxt: output '308' must be TYPE_FP32 [26, 37] for width 100" in p for p in problems), problems

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from str_ocr_server import watchdog
+from str_ocr_server.compat import stub_recovery as watchdog
+from str_ocr_server.compat.stubs import Stub, is_alive
 from str_ocr_server.metrics import LauncherMetrics
-from str_ocr_server.stubs import Stub, is_alive
 
 
 class Unreachable:
     """A server whose HTTP API answers nothing (status 0), as one that hangs would."""
 
-    def probe(self, model: str) -> str:
-        return "unknown"
+    def call(self, path: str, body: object = None, timeout: float = 5.0) -> tuple[int, None]:
+        return 0, None
 
     def config(self, model: str) -> None:
         return None
@@ -29,7 +29,7 @@ def test_a_model_that_cannot_be_recovered_stops_the_server(monkeypatch, tmp_path
     server = subprocess.Popen(["sleep", "60"])  # stands for tritonserver: what matters is that it gets SIGTERM
     logged: list[str] = []
     try:
-        dog = watchdog.Watchdog(Unreachable(), server.pid, tmp_path, {"text_recognition": 2}, gate=None,
+        dog = watchdog.Watchdog(Unreachable(), server.pid, tmp_path, {"text_recognition": 2}, readiness=None,
                                 interval=0.1, log=logged.append, metrics=LauncherMetrics(["text_recognition"]))
         dog.recover("text_recognition")
         assert server.wait(5) == -15  # SIGTERM
@@ -52,7 +52,7 @@ def two_stubs(monkeypatch, tmp_path: Path):
     processes = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
     stubs = [Stub(p.pid, "text_recognition", f"text_recognition_0_{i}") for i, p in enumerate(processes)]
     monkeypatch.setattr(watchdog, "living_stubs", lambda *_: [s for s in stubs if is_alive(s.pid)])
-    dog = watchdog.Watchdog(Unreachable(), os.getpid(), tmp_path, {"text_recognition": 2}, gate=None, interval=0.1,
+    dog = watchdog.Watchdog(Unreachable(), os.getpid(), tmp_path, {"text_recognition": 2}, readiness=None, interval=0.1,
                             log=print, metrics=LauncherMetrics(["text_recognition"]))
     yield dog, processes, stubs
     for process in processes:

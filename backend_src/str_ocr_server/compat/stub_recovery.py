@@ -1,22 +1,20 @@
 """Watching every stub process, and replacing the instance whose stub died without unloading its model.
 
-In this server release the Python backend neither restarts a dead stub nor stops handing requests to its
-instance, and the server stays ready. The watchdog reads the stubs from ``/proc`` every ``interval``
-seconds, so a death is seen at once whatever the load, and then:
+Server 2.51's Python backend neither restarts a dead stub nor stops handing requests to its instance, and the
+server stays ready (no upstream fix yet: server#8604). The watchdog reads the stubs from ``/proc`` every
+``interval`` seconds, so a death is seen at once whatever the load, and then:
 
-1. closes the readiness gate (``str_ocr_server.gate``): the server reports not ready;
-2. loads the model anew, without unloading it: a load request carrying the model's own configuration
-   with one parameter changed (``RELOAD_PARAMETER``) makes the server build a new model beside the old
-   one and swap it in once ready, and reload the ensembles that use it the same way, so they keep
-   answering. (A plain load of a loaded, unchanged model is skipped; unloading first would unload the
-   ensembles too; a configuration that changes only the instance groups replaces instances in place,
-   which aborted this server release once while it destroyed the dead one.)
-3. opens the gate once every served model has all its instances again, and ``RETIRE_AFTER`` seconds later
-   stops the replaced version's surviving stubs, removes its stubs' regions from ``/dev/shm`` and has the server
-   wait for its dead stubs (``str_ocr_server.reaper``), which it would otherwise never do.
+1. marks the server not ready (``not_ready``), which also holds the proxies' retries (``retry``);
+2. loads the model anew, without unloading it: a load request carrying the model's own configuration with one
+   parameter changed (``RELOAD_PARAMETER``) makes the server build a new model beside the old one and swap it in
+   once ready, and reload the ensembles that use it the same way, so they keep answering. (A plain load of a
+   loaded, unchanged model is skipped; unloading first would unload the ensembles too; a configuration that
+   changes only the instance groups replaces instances in place, which can abort this release.)
+3. marks it ready once every served model has all its instances again, and ``RETIRE_AFTER`` seconds later stops
+   the replaced version's surviving stubs, removes its stubs' regions from ``/dev/shm`` and has the server wait
+   for its dead stubs (``stub_reaper``), which it would otherwise never do.
 
-A model it cannot recover in ``ATTEMPTS`` tries stops the server, so that the launcher exits non-zero and is
-restarted: a server that stays live but never ready again would not be.
+A model it cannot recover in ``ATTEMPTS`` tries stops the server, which the launcher then starts anew.
 """
 
 from __future__ import annotations
@@ -26,12 +24,14 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
+from math import prod
 from pathlib import Path
 
 from str_ocr_client.http import TritonHTTP
 
-from .gate import ReadinessGate
-from .metrics import LauncherMetrics
+from ..metrics import LauncherMetrics
+from .not_ready import Readiness
+from .retry import from_dead_instance
 from .stubs import Stub, is_zombie, living_stubs, parse_stub, remove_region, stat_fields
 
 RELOAD_PARAMETER = "str_ocr_reload"
@@ -42,6 +42,24 @@ BACKOFF = 5.0
 """Seconds before the second attempt; each later one waits that much longer again."""
 RETIRE_AFTER = 10.0
 """Seconds the old version's surviving stubs get to answer what they hold before they are stopped."""
+
+
+def probe(http: TritonHTTP, model: str, timeout: float = 10) -> str:
+    """"alive", "dead" (its stub died) or "unknown" (no answer, queue full, ...), from the smallest request the
+    model's metadata allows: every variable dim 1, zeros. Any answer from the model, an error included, shows that
+    its stub is alive; the backend kills a dead stub's instance only once a request failed on it."""
+    status, metadata = http.call(f"/models/{model}", timeout=timeout)
+    if status != 200 or not isinstance(metadata, dict):
+        return "unknown"
+    inputs = []
+    for tensor in metadata["inputs"]:
+        shape = [max(1, int(d)) for d in tensor["shape"]]
+        zero = "" if tensor["datatype"] == "BYTES" else 0
+        inputs.append({"name": tensor["name"], "shape": shape, "datatype": tensor["datatype"], "data": [zero] * prod(shape)})
+    status, body = http.call(f"/models/{model}/infer", {"inputs": inputs}, timeout)
+    if from_dead_instance(str(body)):
+        return "dead"
+    return "alive" if status in (200, 400) else "unknown"
 
 
 def served_instances(config: dict) -> int:
@@ -55,13 +73,13 @@ def served_instances(config: dict) -> int:
 
 class Watchdog(threading.Thread):
     def __init__(self, http: TritonHTTP, server_pid: int, repository: Path, instances: dict[str, int],
-                 gate: ReadinessGate, interval: float, log: Callable[[str], None], metrics: LauncherMetrics,
+                 readiness: Readiness, interval: float, log: Callable[[str], None], metrics: LauncherMetrics,
                  reap: Callable[[Iterable[int]], None] | None = None) -> None:
         super().__init__(name="watchdog", daemon=True)
         self.reap = reap
         """Has the server wait for some of its dead children (``StubReaper.reap``); None where it cannot."""
         self.http, self.server_pid, self.repository = http, server_pid, repository
-        self.instances, self.gate, self.interval, self.log = dict(instances), gate, interval, log
+        self.instances, self.readiness, self.interval, self.log = dict(instances), readiness, interval, log
         self.stopped = threading.Event()
         self.watched: dict[int, Stub] = {}
         self.recovering: set[str] = set()
@@ -110,13 +128,13 @@ class Watchdog(threading.Thread):
         return dead
 
     def _recover_each(self, lost: dict[str, tuple[list[Stub], int]]) -> None:
-        """Close the gate and start a recovery of each model that ``lost`` (its dead stubs, how many in all)."""
+        """Mark not ready and start a recovery of each model that ``lost`` (its dead stubs, how many in all)."""
         for model, (dead, count) in lost.items():
             with self.lock:
                 self.recovering.add(model)
             names = [f"{s.instance} (pid {s.pid})" for s in dead]
             names += [f"{count - len(dead)} that died before the first look"] if count > len(dead) else []
-            self.gate.close(model)
+            self.readiness.mark_not_ready(model)
             self.metrics.died(model, count)
             self.log(f"watchdog: the stub of {', '.join(names)} died; not ready until {model}'s instances are replaced")
             threading.Thread(target=self.recover, args=(model,), daemon=True).start()
@@ -183,8 +201,8 @@ class Watchdog(threading.Thread):
         self.reap([p for p in pids if is_zombie(child(p))])
 
     def recover(self, model: str) -> None:
-        """Replace ``model``'s instances, trying ``ATTEMPTS`` times; if it cannot, stop the server: the launcher then
-        exits non-zero and an orchestrator restarts it (a not-ready server that stays live would never be)."""
+        """Replace ``model``'s instances, trying ``ATTEMPTS`` times; if it cannot, stop the server, which the launcher
+        then starts anew (a not-ready server that stays live would never be)."""
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 if self._recover_once(model):
@@ -203,7 +221,7 @@ class Watchdog(threading.Thread):
         start = time.monotonic()
         # The backend kills a dead stub only once a request failed on its instance: let each one fail.
         for _ in range(2 * self.instances[model]):
-            self.http.probe(model)
+            probe(self.http, model)
         status, body = self._load_anew(model)
         new = self._new_stubs(model) if status == 200 else []
         if not new:
@@ -220,6 +238,6 @@ class Watchdog(threading.Thread):
         self.recoveries += 1
         self.metrics.recovered(model, seconds)
         self.log(f"watchdog: {model} has all its instances again after {seconds:.1f} s")
-        if not any(self.gate.open(model) for _ in range(3)):
-            raise RuntimeError("the readiness gate did not open")
+        if not any(self.readiness.mark_ready(model) for _ in range(3)):
+            raise RuntimeError("the server could not be marked ready again")
         return True

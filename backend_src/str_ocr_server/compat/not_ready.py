@@ -1,9 +1,10 @@
-"""Saying "not ready" on the server's own readiness endpoint, without touching a served model.
+"""Saying "not ready" on the server's own readiness endpoint while ``stub_recovery`` replaces a model, without
+touching a served model.
 
-This server release has no call that marks it not ready. Under ``--strict-readiness`` it is not ready
-while any model it knows failed to load, so the gate is a model that exists only in the load request
-(``str_ocr_readiness``): closing loads it with a backend that does not exist, which fails at once;
-opening loads it as a valid ensemble over a served model and unloads it, after which the server counts
+Server 2.51 has no call that marks it not ready (retired with ``stub_recovery``). Under ``--strict-readiness`` it
+is not ready while any model it knows failed to load, so what says "not ready" is a model that exists only in the
+load request (``str_ocr_readiness``): marking not ready loads it with a backend that does not exist, which fails at
+once; marking ready loads it as a valid ensemble over a served model and unloads it, after which the server counts
 it as unloaded. It never serves a request: it is either failed or unloaded.
 """
 
@@ -14,8 +15,8 @@ import threading
 
 from str_ocr_client.http import TritonHTTP
 
-GATE_MODEL = "str_ocr_readiness"
-_VERSION_FILE = {"file:1/GATE": base64.b64encode(b"readiness gate of the str_ocr launcher\n").decode()}
+READINESS_MODEL = "str_ocr_readiness"
+_VERSION_FILE = {"file:1/READINESS": base64.b64encode(b"readiness model of the str_ocr launcher\n").decode()}
 
 
 def _tensors(config: dict, key: str) -> list[dict]:
@@ -26,32 +27,33 @@ def wrapper_config(step_config: dict) -> dict:
     """A valid one-step ensemble over the served model whose config is ``step_config``."""
     identity = lambda key: {t["name"]: t["name"] for t in step_config.get(key, [])}  # noqa: E731
     return {
-        "name": GATE_MODEL, "platform": "ensemble", "max_batch_size": step_config.get("max_batch_size", 0),
+        "name": READINESS_MODEL, "platform": "ensemble", "max_batch_size": step_config.get("max_batch_size", 0),
         "input": _tensors(step_config, "input"), "output": _tensors(step_config, "output"),
         "ensemble_scheduling": {"step": [{"model_name": step_config["name"], "model_version": -1,
                                           "input_map": identity("input"), "output_map": identity("output")}]},
     }
 
 
-class ReadinessGate:
-    """Closed while any reason to be not ready holds; ``reasons`` say which."""
+class Readiness:
+    """Not ready while any reason to be holds; ``reasons`` say which. ``serving`` is clear meanwhile."""
 
-    def __init__(self, http: TritonHTTP, served_model: str) -> None:
-        self.http, self.served_model = http, served_model
+    def __init__(self, http: TritonHTTP, served_model: str, serving: threading.Event) -> None:
+        self.http, self.served_model, self.serving = http, served_model, serving
         self.reasons: set[str] = set()
         self.lock = threading.Lock()
 
     def _load(self, config: dict) -> tuple[int, object]:
-        return self.http.load(GATE_MODEL, config, _VERSION_FILE, timeout=30)
+        return self.http.load(READINESS_MODEL, config, _VERSION_FILE, timeout=30)
 
-    def close(self, reason: str) -> None:
+    def mark_not_ready(self, reason: str) -> None:
         with self.lock:
+            self.serving.clear()
             if not self.reasons:
                 # Fails by design: a model that failed to load keeps a strictly-ready server not ready.
-                self._load({"name": GATE_MODEL, "backend": "str_ocr_not_ready"})
+                self._load({"name": READINESS_MODEL, "backend": "str_ocr_not_ready"})
             self.reasons.add(reason)
 
-    def open(self, reason: str) -> bool:
+    def mark_ready(self, reason: str) -> bool:
         """Drop ``reason``; once none is left, be ready again. False when that failed."""
         with self.lock:
             self.reasons.discard(reason)
@@ -61,4 +63,7 @@ class ReadinessGate:
             if config is None:
                 return False
             status, _ = self._load(wrapper_config(config))
-            return status == 200 and self.http.unload(GATE_MODEL)[0] == 200
+            ready = status == 200 and self.http.unload(READINESS_MODEL)[0] == 200
+            if ready:
+                self.serving.set()
+            return ready

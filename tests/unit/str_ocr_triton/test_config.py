@@ -1,0 +1,30 @@
+"""Reading the repositories' configs as Triton would: which file a variant name picks, and what it serves."""
+
+from str_ocr.contract import OCR, POSTPROCESS, PREPROCESS, RECOGNIZER, RECOGNIZER_ONNX
+from str_ocr_triton.config import (
+    ONNX_REPOSITORY, backend_of, default_repository, ensemble_steps, read_configs, read_model_config, served_weights,
+)
+
+
+def test_the_default_repositories_are_the_source_trees():
+    assert (default_repository() / RECOGNIZER / "config.pbtxt").is_file()
+    assert (default_repository(ONNX_REPOSITORY) / RECOGNIZER_ONNX / "config.pbtxt").is_file()
+
+
+def test_a_variant_name_picks_its_file_and_an_unknown_one_the_default():
+    model_dir = default_repository() / RECOGNIZER
+    assert read_model_config(model_dir, "no_batching").max_batch_size == 8
+    assert read_model_config(model_dir, "no_such_variant") == read_model_config(model_dir)
+
+
+def test_each_model_and_its_backend():
+    configs = read_configs(default_repository())
+    assert {name: backend_of(c) for name, c in configs.items()} == {
+        OCR: "ensemble", PREPROCESS: "python", RECOGNIZER: "python", POSTPROCESS: "python"}
+    assert ensemble_steps(configs[OCR]) == [PREPROCESS, RECOGNIZER, POSTPROCESS]
+    assert backend_of(read_configs(default_repository(ONNX_REPOSITORY))[RECOGNIZER_ONNX]) == "onnxruntime"
+
+
+def test_the_served_weights_are_the_shipped_checkpoint():
+    checkpoint, channels = served_weights()
+    assert checkpoint == default_repository() / RECOGNIZER / "1" / "str_64ch.pth" and channels == 64
