@@ -6,7 +6,7 @@
 A brute-force search with the local tritonserver, which Model Analyzer launches itself: instance counts 1 to
 --max-instances, max batch sizes --min-batch-size to --max-batch-size, dynamic batching, concurrency
 --min-concurrency to --max-concurrency (each doubling),
-each measured with perf_analyzer at the tutorial's shape. README's "Measure it" compares its pick with make bench's.
+each measured with perf_analyzer at the tutorial's shape. bench/cpu-2-cores/README.md ("Model Analyzer") compares its pick with make bench's.
 """
 
 from __future__ import annotations

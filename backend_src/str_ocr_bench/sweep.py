@@ -28,7 +28,7 @@ from .cpu import cpu_seconds
 MIX_VARIANTS = ["ragged_batching", "dynamic_batching", "no_batching"]
 DIRECT = ("--no-grpc-guard",)
 """The sweep compares tritonserver's configurations, so perf_analyzer talks to the server itself; the launcher's
-gRPC front (on by default with server 2.51) costs the same for each, and is measured apart (README, "Serve it")."""
+gRPC proxy (on by default with server 2.51) costs the same for each, and is measured apart (docs/serving.md)."""
 
 
 @dataclass(frozen=True)

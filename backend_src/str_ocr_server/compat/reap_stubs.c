@@ -1,6 +1,6 @@
 /* Reaps the dead Python backend stubs that tritonserver never waits for.
  *
- * The launcher loads this library into tritonserver (LD_PRELOAD; str_ocr_server.reaper) and writes to it, through
+ * The launcher loads this library into tritonserver (LD_PRELOAD; str_ocr_server.compat.stub_reaper) and writes to it, through
  * a pipe whose read end is STR_OCR_REAP_FD, the pids of the stubs of each version it replaced after a crash, one
  * per line. This server release never destroys such a version (a request handed to the dead instance holds it for
  * good), so only the server's own process can wait for those stubs: this library's thread does, for a pid that is
