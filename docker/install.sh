@@ -9,7 +9,8 @@
 set -euo pipefail
 step=$1 dir=$2
 # What the launcher and the models import besides torch (and protobuf, below); versions from requirements.txt.
-PACKAGES=(numpy pillow tritonclient grpcio prometheus_client aiohttp)
+# The recogniser's CPU engines run its own ONNX export of the served weights: onnx, onnxscript and tqdm export.
+PACKAGES=(numpy pillow tritonclient grpcio prometheus_client aiohttp onnxruntime openvino onnx onnxscript tqdm)
 USER_NAME=triton-server  # NGC's non-root user, uid 1000; the CPU image makes the same
 
 ngc() { [ -x /opt/tritonserver/bin/tritonserver ]; }

@@ -22,6 +22,9 @@ INPUT_NAME = "input.1"
 """The recogniser's input, FP32 ``[batch, 1, INPUT_HEIGHT, W]`` (the tutorial's ONNX names)."""
 OUTPUT_NAME = "308"
 """The recogniser's output, FP32 ``[batch, output_length(W), NUM_CLASSES]``."""
+WIDTHS_NAME = "widths"
+"""The exported graphs' second input, INT64 ``[batch]``: each line's real width in a zero-padded batch. Internal to
+the Python model: the served contract stays ``input.1`` -> ``308``."""
 IMAGE = "IMAGE"
 """``ocr``'s input: the bytes of one encoded image file, UINT8 ``[1, bytes]``."""
 LINE = "LINE"
@@ -61,6 +64,8 @@ RECOGNIZER_PARAMETERS = {
     "max_padding": 0.25,
     "cpu_threads": "auto",
     "channels_last": False,
+    "engine": "auto",
+    "precision": "f32",
 }
 """text_recognition's ``parameters`` and their defaults (read by ``str_ocr.serving``)."""
 PREPROCESS_PARAMETERS = {

@@ -28,7 +28,7 @@ from tqdm import tqdm
 from .checkpoint import load_model
 from .model import INPUT_HEIGHT, MIN_WIDTH
 from .preprocess import TUTORIAL_WIDTH, normalize
-from .recognizer import INPUT_NAME, OUTPUT_NAME
+from .contract import INPUT_NAME, OUTPUT_NAME, WIDTHS_NAME
 from .synth import TextLineSynth
 from .text import greedy_decode_batch
 
@@ -45,19 +45,37 @@ class ExportError(RuntimeError):
     """The exporter failed, or its model gives other shapes than PyTorch's."""
 
 
-def export(model: torch.nn.Module, output: Path, dynamic_width: bool, opset: int = OPSET) -> None:
-    """Write ``model`` as ONNX with a dynamic batch axis and, optionally, width axis."""
+class _WithWidths(torch.nn.Module):
+    """The model with each line's real width as a second input: the mask that makes packing exact, in the graph."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, lines: torch.Tensor, widths: torch.Tensor) -> torch.Tensor:
+        return self.model(lines, widths)
+
+
+def export(model: torch.nn.Module, output: Path, dynamic_width: bool, opset: int = OPSET,
+           with_widths: bool = False) -> None:
+    """Write ``model`` as ONNX with a dynamic batch axis and, optionally, width axis; ``with_widths``: a second
+    input ``widths`` [batch] INT64 (each line's real width), with a dynamic width."""
     example = torch.zeros(2, 1, INPUT_HEIGHT, TUTORIAL_WIDTH)
-    axes = {0: torch.export.Dim("batch", min=1, max=1024)}
-    if dynamic_width:
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    axes = {0: batch}
+    if dynamic_width or with_widths:
         axes[3] = torch.export.Dim("width", min=MIN_WIDTH, max=MAX_WIDTH)
+    arguments, names, shapes = (example,), [INPUT_NAME], (axes,)
+    if with_widths:
+        model = _WithWidths(model)
+        arguments, names, shapes = (example, torch.tensor([TUTORIAL_WIDTH, 60])), [INPUT_NAME, WIDTHS_NAME], (axes, {0: batch})
     output.parent.mkdir(parents=True, exist_ok=True)
     # The exporter narrates each stage and warns about torchvision ops this model does not use.
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (example,), str(output), input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
-                          dynamic_shapes=(axes,), opset_version=opset, dynamo=True, external_data=False)
+        torch.onnx.export(model, arguments, str(output), input_names=names, output_names=[OUTPUT_NAME],
+                          dynamic_shapes=shapes, opset_version=opset, dynamo=True, external_data=False)
     # The exporter writes its own opset, with a warning, when it cannot convert the graph to the one asked for.
     imports = onnx.load(str(output), load_external_data=False).opset_import
     written = next(o.version for o in imports if o.domain in ("", "ai.onnx"))

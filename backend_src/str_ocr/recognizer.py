@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from .contract import INPUT_HEIGHT, INPUT_NAME, MAX_WIDTH, MIN_WIDTH, OUTPUT_NAME, output_length  # noqa: F401
+from .engines import Engine, TorchEngine
 from .errors import InputError
 from .model import STRModel
 from .packing import ColumnCounts, column_counts, plan_groups, stack_padded
@@ -95,7 +96,8 @@ def clamp_to_input_range(batch: torch.Tensor) -> ClampedLines:
 
 
 class Recognizer:
-    """Runs a ``STRModel`` over a list of requests, each ``[N_i, 1, 32, W_i]``.
+    """Runs a ``STRModel`` (in torch, on ``device``) or an engine (``str_ocr.engines``) over a list of requests,
+    each ``[N_i, 1, 32, W_i]``.
 
     ``max_padding`` bounds how much padding lines of different widths may share a batch with
     (0.25: at most a quarter more columns than the lines really have). ``max_lines`` caps the
@@ -104,16 +106,15 @@ class Recognizer:
 
     def __init__(
         self,
-        model: STRModel,
+        model: STRModel | Engine,
         device: torch.device | str = "cpu",
         limits: LineLimits = LineLimits(),
         max_padding: float = 0.25,
         max_lines: int | None = None,
         channels_last: bool = False,
     ) -> None:
-        self.device = torch.device(device)
-        self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
-        self.model = model.to(self.device, memory_format=self.memory_format).eval()
+        self.engine = TorchEngine(model, device, channels_last) if isinstance(model, STRModel) else model
+        self.device = self.engine.device
         self.limits = limits
         self.max_padding = max_padding
         self.max_lines = max_lines
@@ -170,7 +171,7 @@ class Recognizer:
             if any(r.shape[3] != width for r in requests):
                 real = [r.shape[3] for r in requests for _ in range(r.shape[0])]
                 widths = torch.tensor(real, device=self.device)
-            logits = self.model(batch.contiguous(memory_format=self.memory_format), widths)
+            logits = self.engine(batch, widths)
         except Exception as error:  # out of memory, a broken device: fail these requests, not the instance
             return [RuntimeError(f"recognition failed: {error}") for _ in requests]
         results: list[Result] = []

@@ -8,8 +8,10 @@ Settings come from the config's ``parameters`` so that one ``model.py`` serves e
 | ``output_channels`` | width of the recogniser (512 for the published model)    |
 | ``min_width``, ``max_width`` | the line widths accepted, in pixels             |
 | ``max_padding``   | how much padding lines of different widths may share       |
-| ``cpu_threads``   | torch threads of a CPU instance; ``auto`` shares the cores |
-| ``channels_last`` | NHWC memory layout (faster convolutions on CPUs)           |
+| ``engine``        | ``auto`` (ONNX Runtime on a CPU instance, torch on a GPU), ``torch``, ``onnxruntime``, ``openvino`` |
+| ``precision``     | ``f32``; ``bf16`` with ``openvino`` on a CPU that has it natively |
+| ``cpu_threads``   | threads of a CPU instance, whatever the engine; ``auto`` shares the cores |
+| ``channels_last`` | NHWC memory layout for torch (faster convolutions on CPUs) |
 
 Their defaults are ``str_ocr.contract.RECOGNIZER_PARAMETERS``.
 """
@@ -24,6 +26,7 @@ from typing import Any, TypeVar
 import torch
 
 from .checkpoint import load_model
+from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
 from .images import ImageLimits
 from .contract import INPUT_HEIGHT, RECOGNIZER_PARAMETERS
 from .recognizer import LineLimits, Recognizer
@@ -60,6 +63,18 @@ def _boolean(raw: str) -> bool:
     raise ValueError(raw)
 
 
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def choose(raw: str) -> str:
+        if raw.lower() not in choices:
+            raise ValueError(raw)
+        return raw.lower()
+    return choose
+
+
+def _one_of(choices: tuple[str, ...]) -> str:
+    return "one of " + ", ".join(choices)
+
+
 def _threads(raw: str) -> int | None:
     if raw.lower() == "auto":
         return None
@@ -78,6 +93,8 @@ class ServingSettings:
     max_padding: float = DEFAULTS["max_padding"]
     cpu_threads: int | None = None  # DEFAULTS["cpu_threads"], "auto": the cores shared between the CPU instances
     channels_last: bool = DEFAULTS["channels_last"]
+    engine: str = DEFAULTS["engine"]
+    precision: str = DEFAULTS["precision"]
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, str], version_dir: str | Path) -> ServingSettings:
@@ -89,6 +106,8 @@ class ServingSettings:
             max_padding=_parse(parameters, "max_padding", float, cls.max_padding, "a fraction such as 0.25"),
             cpu_threads=_parse(parameters, "cpu_threads", _threads, cls.cpu_threads, "'auto' or a positive integer"),
             channels_last=_parse(parameters, "channels_last", _boolean, cls.channels_last, "true or false"),
+            engine=_parse(parameters, "engine", _choice(("auto", *ENGINES)), cls.engine, _one_of(("auto", *ENGINES))),
+            precision=_parse(parameters, "precision", _choice(PRECISIONS), cls.precision, _one_of(PRECISIONS)),
         )
 
 
@@ -117,15 +136,13 @@ def build_recognizer(
     """The recogniser one Triton instance serves, warmed up and ready."""
     settings = ServingSettings.from_parameters(model_parameters(config), version_dir)
     device = instance_device(instance_kind, device_id)
+    threads = settings.cpu_threads or threads_per_cpu_instance(cpu_instance_count(config))
     if device.type == "cpu":
-        configure_threads(settings.cpu_threads or threads_per_cpu_instance(cpu_instance_count(config)))
-    recognizer = Recognizer(
-        load_model(settings.checkpoint, settings.output_channels),
-        device,
-        limits=settings.limits,
-        max_padding=settings.max_padding,
-        channels_last=settings.channels_last,
-    )
+        configure_threads(threads)
+    engine = build_engine(load_model(settings.checkpoint, settings.output_channels),
+                          choose_engine(settings.engine, device), device, threads, settings.precision,
+                          settings.channels_last)
+    recognizer = Recognizer(engine, limits=settings.limits, max_padding=settings.max_padding)
     warm_up(recognizer)
     return recognizer
 

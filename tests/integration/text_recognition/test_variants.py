@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,9 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from str_ocr import load_model
+from str_ocr.engines import ENGINES
 from str_ocr.serving import ServingSettings, model_parameters
+from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import recognizer_inputs
 from str_ocr_client.stats import counts_since, execution_counts, metric_total
 from str_ocr_triton.config import default_repository, read_model_config
@@ -37,6 +41,31 @@ def test_served_logits_equal_in_process_logits(client, variant_server):
         with torch.inference_mode():
             expected = model(torch.from_numpy(lines).to(device)).cpu().numpy()
         np.testing.assert_allclose(infer(client, lines), expected, rtol=0, atol=logit_tolerance(kind))
+
+
+def load_with_engine(server, config: dict, engine: str) -> None:
+    """Load text_recognition anew with ``config``'s ``engine`` parameter set, as an operator's update would."""
+    changed = json.loads(json.dumps(config))
+    changed.setdefault("parameters", {})["engine"] = {"string_value": engine}
+    status, body = TritonHTTP(server.http_url, server.admin_key).load(MODEL, changed)
+    assert status == 200, f"engine {engine}: {body}"
+
+
+def test_every_variant_serves_on_every_engine_with_the_same_logits(client, variant_server):
+    config = client.get_model_config(MODEL, headers=admin_headers(variant_server), as_json=True)["config"]
+    if any(g["kind"] == "KIND_GPU" for g in config["instance_group"]):
+        pytest.skip("the ONNX Runtime and OpenVINO engines are CPU engines; this variant runs on the GPU here")
+    lines = [tutorial_input(3, 100, seed=1), tutorial_input(2, 57, seed=2)]
+    logits = {}
+    try:
+        for engine in ENGINES:
+            load_with_engine(variant_server, config, engine)
+            logits[engine] = [infer(client, x) for x in lines]
+    finally:
+        load_with_engine(variant_server, config, config.get("parameters", {}).get("engine", {}).get("string_value", "auto"))
+    for engine in ENGINES:
+        for ours, reference in zip(logits[engine], logits["torch"]):
+            np.testing.assert_allclose(ours, reference, rtol=0, atol=logit_tolerance("cpu"), err_msg=engine)
 
 
 def test_every_variant_runs_on_the_cpu_here_and_shares_the_cores(client, variant_server):

@@ -63,8 +63,9 @@ def test_build_recognizer_loads_the_configured_checkpoint(tmp_path):
 
     torch.manual_seed(3)
     save_checkpoint(STRModel(output_channels=32), tmp_path / "w.pth")
-    recognizer = build_recognizer(config(1, checkpoint="w.pth", output_channels="32", cpu_threads="1"), tmp_path)
-    assert recognizer.model.output_channels == 32 and torch.get_num_threads() == 1
+    recognizer = build_recognizer(config(1, checkpoint="w.pth", output_channels="32", cpu_threads="1", engine="torch"),
+                                  tmp_path)
+    assert recognizer.engine.model.output_channels == 32 and torch.get_num_threads() == 1
     expected = STRModel(output_channels=32)
     expected.load_state_dict(torch.load(tmp_path / "w.pth", weights_only=True))
     x = torch.rand(1, 1, 32, 100) * 2 - 1  # a normalised line

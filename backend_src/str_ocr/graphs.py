@@ -1,0 +1,52 @@
+"""The ONNX graphs the ONNX Runtime and OpenVINO engines run, exported from the served weights at load time and
+cached, so that any checkpoint runs on any engine and a second instance or a restart does not export again.
+
+Two graphs per set of weights: ``plain`` (``input.1`` [N, 1, 32, W] -> ``308``) for batches of one width, and
+``masked`` (plus ``widths`` [N] INT64) for lines of different widths packed together. They are cached under
+``$STR_OCR_GRAPH_CACHE``, else the system's temporary directory (the model repository may be read-only), in a folder
+named after a hash of the weights, the torch release and the opset.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+from .export import OPSET, export
+
+CACHE_ENV = "STR_OCR_GRAPH_CACHE"
+KINDS = ("plain", "masked")
+
+
+def weights_key(model: torch.nn.Module) -> str:
+    """A name for these weights: any change to a parameter or buffer changes it."""
+    digest = hashlib.sha256(f"{torch.__version__} opset {OPSET}".encode())
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:24]
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path(tempfile.gettempdir(), "str_ocr_graphs"))
+
+
+def exported_graphs(model: torch.nn.Module) -> dict[str, Path]:
+    """``{"plain": path, "masked": path}`` for ``model`` (on the CPU), exported unless cached already. Instances
+    loading at once take turns (a file lock), so the second finds the first one's graphs."""
+    folder = cache_dir() / weights_key(model)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {kind: folder / f"{kind}.onnx" for kind in KINDS}
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for kind, path in paths.items():
+            if not path.is_file():
+                partial = path.with_suffix(f".{os.getpid()}.partial")
+                export(model.cpu().eval(), partial, dynamic_width=True, with_widths=kind == "masked")
+                partial.replace(path)
+    return paths
