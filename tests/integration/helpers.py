@@ -82,8 +82,10 @@ def send_behind_a_busy_instance(
 class Load:
     """Requests to ``model`` from ``workers`` clients, each sending the next once answered, until stopped."""
 
-    def __init__(self, url: str, model: str, inputs, workers: int) -> None:
+    def __init__(self, url: str, model: str, inputs, workers: int, pause_after_error: float = 0.0) -> None:
         self.url, self.model, self.inputs, self.workers = url, model, inputs, workers
+        self.pause_after_error = pause_after_error
+        """Seconds a worker waits after an error before its next request, as a client that backs off would."""
         self.outcomes: list[tuple[float, float, str | None]] = []  # (sent, answered, error)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
@@ -96,6 +98,7 @@ class Load:
                 self.outcomes.append((start, time.monotonic(), None))
             except Exception as error:  # noqa: BLE001 - counted
                 self.outcomes.append((start, time.monotonic(), str(error)))
+                await asyncio.sleep(self.pause_after_error)
 
     async def _run(self) -> None:
         async with grpcaio.InferenceServerClient(self.url) as client:
@@ -168,5 +171,5 @@ def assert_served_without_error(run: PerfAnalyzerRun) -> None:
         assert run.result.returncode == 0, tail
     errors = [line for line in run.output.splitlines() if any(e in line for e in REQUEST_ERRORS)]
     assert not errors, tail
-    assert run.after.success > run.before.success, f"the server counted no request answered: {run.before} -> {run.after}"
+    assert run.after.success > run.before.success, f"the server answered no request: {run.before} -> {run.after}"
     assert run.after.fail == run.before.fail, f"the server failed requests: {run.before} -> {run.after}\n{tail}"

@@ -30,11 +30,12 @@ def measured_levels(results: dict, output: str) -> dict[str, list[int]]:
     for variant, levels in results["served"].items():
         assert len(levels) == len(LEVELS), variant
         for concurrency, level in zip(LEVELS, levels):
-            assert level["exit_code"] in (0, UNSTABLE_EXIT), f"{variant} at {concurrency}: perf_analyzer exited {level['exit_code']}"
-            assert level["images_per_execution"] > 0, f"{variant} at {concurrency}: the server counted no image"
+            where = f"{variant} at concurrency {concurrency}"
+            assert level["exit_code"] in (0, UNSTABLE_EXIT), f"{where}: perf_analyzer exited {level['exit_code']}"
+            assert level["images_per_execution"] > 0, f"{where}: the server counted no image"
             if level["exit_code"] == UNSTABLE_EXIT:
                 assert UNSTABLE_MESSAGE in output, output[-3000:]
-                print(f"{variant} at concurrency {concurrency}: perf_analyzer could not stabilise (a busy machine, not a failure)")
+                print(f"{where}: perf_analyzer could not stabilise (a busy machine, not a failure)")
         measured[variant] = [c for c, level in zip(LEVELS, levels) if level["exit_code"] == 0]
     return measured
 
