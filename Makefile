@@ -29,6 +29,7 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
 		--config-settings editable_mode=compat -e .
 	bash scripts/setup_perf_analyzer.sh $(VENV)
+	$(PY) -c "from str_ocr_server.triton import find_triton; find_triton()"  # .venv/triton_backends, for plain tritonserver
 	touch $@
 
 # The library the launcher preloads into tritonserver to reap the stubs it replaced (str_ocr_server.compat.stub_reaper).

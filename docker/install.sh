@@ -9,8 +9,9 @@
 set -euo pipefail
 step=$1 dir=$2
 # What the launcher and the models import besides torch (and protobuf, below); versions from requirements.txt.
-# The recogniser's CPU engines run its own ONNX export of the served weights: onnx, onnxscript and tqdm export.
-PACKAGES=(numpy pillow tritonclient grpcio prometheus_client aiohttp onnxruntime openvino onnx onnxscript tqdm)
+PACKAGES=(numpy pillow tritonclient grpcio prometheus_client aiohttp)
+# The recogniser's CPU engines, and the exporter that makes their graphs from the served weights at load time.
+ENGINES=(onnxruntime openvino onnx onnxscript tqdm)
 USER_NAME=triton-server  # NGC's non-root user, uid 1000; the CPU image makes the same
 
 ngc() { [ -x /opt/tritonserver/bin/tritonserver ]; }
@@ -48,6 +49,9 @@ cpu_deps() {
   pip_install "$python" "$dir/top.txt" torch nvidia-pytriton "${PACKAGES[@]}" protobuf
   "$python" -m pip freeze --all | pins "$python" - >"$dir/installed.txt"
   pip_install "$python" "$dir/requirements.txt" --no-deps -r "$dir/installed.txt"
+  # onnx wants protobuf 6, which the caps above cannot resolve: the engines come after the re-pin, resolved
+  # against requirements.txt's pins (protobuf 6 among them, as in the virtualenv).
+  pip_install "$python" "$dir/requirements.txt" "${ENGINES[@]}"
 }
 
 PINS_PY='
@@ -63,7 +67,7 @@ pins() {  # pins PYTHON NAME...|-: requirements.txt's lines for these packages (
 ngc_runtime() {
   # A CUDA build of torch for the container's CUDA 12.6 (the cu124 wheels run on its driver).
   python3 -m pip install --no-cache-dir "${NGC_TORCH:?}" --index-url "${NGC_TORCH_INDEX:?}"
-  python3 -m pip install --no-cache-dir -c "$(without torch)" "${PACKAGES[@]}" protobuf
+  python3 -m pip install --no-cache-dir -c "$(without torch)" "${PACKAGES[@]}" "${ENGINES[@]}" protobuf
 }
 
 cpu_runtime() {

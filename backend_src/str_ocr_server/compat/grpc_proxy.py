@@ -88,6 +88,8 @@ class GrpcProxy(Proxy):
     async def unary(self, method: str, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         self.in_flight += 1
         try:
+            if method.endswith("/ServerReady") and not self.serving.is_set():
+                return service_pb2.ServerReadyResponse(ready=False).SerializeToString()
             if method.endswith("/ModelInfer"):
                 parsed = parse_infer(request)
                 if parsed is not None and (problem := infer_problem(parsed)):

@@ -11,7 +11,8 @@ through unchanged. tritonserver listens on loopback behind it. What it refuses, 
 - **400** an input whose declared shape holds more elements or bytes than a signed 64-bit size (``shapes``).
 
 While the server behind does not answer (the launcher is starting it again), every request gets **503** but
-liveness, which stays 200 so that an orchestrator does not restart the launcher meanwhile. Compressed bodies
+liveness, which stays 200 so that an orchestrator does not restart the launcher meanwhile; readiness is 503 until
+the launcher has seen every model ready (``Proxy.serving``). Compressed bodies
 (``Content-Encoding: gzip`` or ``deflate``) are checked, bounded and forwarded decompressed. Retired by server
 2.67 (``listen_policy``), but for the retry (server#8604).
 """
@@ -31,7 +32,7 @@ from .proxy import Proxy
 from .retry import RETRY_WINDOW, from_dead_instance, send_until_served
 from .shapes import ELEMENT_BYTES, INT64_MAX, element_count, shape_problem, short
 
-LIVE_PATH = "/v2/health/live"
+LIVE_PATH, READY_PATH = "/v2/health/live", "/v2/health/ready"
 INFER_PATH = re.compile(r"^/v2/models/[^/]+(/versions/[^/]+)?/infer$")
 HEADER_LENGTH = "Inference-Header-Content-Length"
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
@@ -162,6 +163,9 @@ class HttpProxy(Proxy):
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.in_flight += 1
         try:
+            if request.path == READY_PATH and not self.serving.is_set():
+                return web.json_response({"error": "not ready: the launcher is starting or recovering the server"},
+                                         status=503)
             body = await self._read(request)
             check_body(request.method, request.path, body, request.headers.get(HEADER_LENGTH))
             return await self._forward(request, body)

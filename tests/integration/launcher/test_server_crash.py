@@ -45,7 +45,7 @@ def crashes(server_kind) -> dict:
     server = start_server(server_kind, None, (OCR,), "server-crash", admin_key=KEY)
     try:
         (image,) = generated_images(1, seed=7, image_format="png")
-        load = Load(server.grpc_url, OCR, lambda: image_inputs(image.data), workers=4)
+        load = Load(server.grpc_url, OCR, lambda: image_inputs(image.data), workers=4, pause_after_error=0.05)
         load.thread.start()
         time.sleep(2)
         results = [crash_once(server, signum, load) for signum in SIGNALS]
@@ -56,7 +56,6 @@ def crashes(server_kind) -> dict:
             print(f"{server_kind}: tritonserver killed with {r['signal']} under ocr load: serving again after "
                   f"{r['seconds']:.1f} s; {len(r['failed'])} of {r['requests']} requests sent meanwhile failed "
                   f"('unavailable'), {len(r['after'])} after it was ready again {r['after'][:2]}")
-        print(f"restarts counted: {restarts}")
         return {"results": results, "restarts": restarts, "exit": server.stop(), "log": server.log_tail()}
     finally:
         server.stop()
