@@ -55,8 +55,9 @@ def crashes(server_kind) -> dict:
         for r in results:
             print(f"{server_kind}: tritonserver killed with {r['signal']} under ocr load: serving again after "
                   f"{r['seconds']:.1f} s; {len(r['failed'])} of {r['requests']} requests sent meanwhile failed "
-                  f"('unavailable'), {len(r['after'])} after it was ready again {r['after'][:2]}")
-        return {"results": results, "restarts": restarts, "exit": server.stop(), "log": server.log_tail()}
+                  f"('unavailable'), {len(r['after'])} after it was ready again")
+        log = server.log_tail()
+        return {"results": results, "restarts": restarts, "exit": server.stop(), "log": log}
     finally:
         server.stop()
 
