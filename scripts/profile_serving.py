@@ -66,7 +66,7 @@ def markdown(machine: dict, variant: str, result: Profile, parts: dict[str, floa
              "| CPU time per image | microseconds |", "| --- | ---: |",
              *(f"| {k} | {v:,.0f} |" for k, v in parts.items()),
              f"| **served, in all** | **{served:,.0f}** |", "",
-             f"Model alone at its best: batch {best['batch_size']}, {best['threads']} thread(s), {best['layout']}. "
+             f"Model alone at its best: batch {best['batch_size']}, {best['threads']} thread(s), {best['engine']}. "
              f"Serving efficiency (alone / served): **{parts['model alone, at its best'] / served:.2f}**.", "",
              *shares_table("tritonserver, by library (perf)", result.tritonserver_libraries),
              *shares_table("stubs, by library (perf)", result.stub_libraries),

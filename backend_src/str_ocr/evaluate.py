@@ -22,6 +22,7 @@ import torch
 
 from .benchmark import images_per_second
 from .checkpoint import load_model
+from .engines import ENGINES, PRECISIONS, build_engine
 from .metrics import Scores, score
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
@@ -95,6 +96,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--url", help="read through the served model at this gRPC address instead of in-process")
     parser.add_argument("--model", default="text_recognition", help="served model name, with --url")
+    parser.add_argument("--engine", default="torch", choices=ENGINES, help="in-process engine (default: %(default)s)")
+    parser.add_argument("--precision", default="f32", choices=PRECISIONS, help="bf16: with --engine openvino")
     parser.add_argument("--examples", type=int, default=3, help="mistakes to show per set")
     parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -114,11 +117,13 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         raise SystemExit("evaluate: --url needs a client (scripts/evaluate.py has one)")
     channels = args.output_channels or 512
     model = load_model(args.checkpoint, channels)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    where = f"served by {args.url} ({args.model})" if args.url else f"in-process on {device}"
+    device = torch.device("cuda" if torch.cuda.is_available() and args.engine == "torch" else "cpu")
+    engine = build_engine(model, args.engine, device, torch.get_num_threads(), args.precision)
+    where = (f"served by {args.url} ({args.model})" if args.url
+             else f"in-process on {device.type}, {args.engine} {args.precision}")
     print(f"evaluating {args.checkpoint} ({channels} channels) {where}, seed {args.seed}")
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed, "sets": {}}
-    recognizer = Recognizer(model, device, max_lines=256)
+    recognizer = Recognizer(engine, max_lines=256)
     for group in args.sets:
         for name, samples in draw_group(group, args.seed, args.count).items():
             images = [s.image for s in samples]

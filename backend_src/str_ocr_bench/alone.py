@@ -1,7 +1,8 @@
-"""The model alone, in-process: how fast it reads, and what each image costs in CPU time.
+"""The model alone, in-process, on every engine this machine has: how fast it reads, and what each image costs in
+CPU time.
 
 The served configurations are set against its best: the highest throughput for the plot, and the lowest
-CPU seconds per image (over batch size, thread count and memory layout) for the serving efficiency.
+CPU seconds per image (over engine, batch size and thread count) for the serving efficiency.
 """
 
 from __future__ import annotations
@@ -13,25 +14,49 @@ import torch
 from tqdm import tqdm
 
 from str_ocr import load_model
-from str_ocr.benchmark import time_model
+from str_ocr.benchmark import time_engine
+from str_ocr.engines import available, build_engine
+
+ENGINE_SETTINGS = {  # label: (engine, precision, channels_last)
+    "torch NCHW": ("torch", "f32", False),
+    "torch NHWC": ("torch", "f32", True),
+    "onnxruntime": ("onnxruntime", "f32", False),
+    "openvino f32": ("openvino", "f32", False),
+    "openvino bf16": ("openvino", "bf16", False),
+}
+
+
+def engines_here(device: torch.device) -> dict[str, tuple[str, str, bool]]:
+    """The settings this machine can run: torch only on a GPU; bf16 only on a CPU that has it natively."""
+    usable = {label: s for label, s in ENGINE_SETTINGS.items() if available(s[0])}
+    if device.type != "cpu":
+        return {label: s for label, s in usable.items() if s[0] == "torch"}
+    if "openvino bf16" in usable:
+        import openvino  # noqa: PLC0415
+
+        if "BF16" not in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+            del usable["openvino bf16"]
+    return usable
 
 
 def model_alone(checkpoint: Path | None, channels: int, batches: Sequence[int], threads: Sequence[int],
-                seconds: float = 2.0) -> list[dict]:
-    """A row per (threads, layout, batch size): images per second and CPU seconds per image."""
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+                seconds: float = 2.0, engines: Sequence[str] | None = None) -> list[dict]:
+    """A row per (engine, threads, batch size): images per second and CPU seconds per image. ``engines``: labels
+    of ``ENGINE_SETTINGS`` (default: every one this machine runs)."""
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = load_model(checkpoint, channels)
-    settings = [(t, nhwc) for t in (threads if device == "cpu" else [torch.get_num_threads()]) for nhwc in (False, True)]
+    settings = {k: v for k, v in engines_here(device).items() if engines is None or k in engines}
     rows, previous = [], torch.get_num_threads()
     try:
-        for thread_count, nhwc in settings:
+        for thread_count in threads if device.type == "cpu" else [previous]:
             torch.set_num_threads(thread_count)
-            layout = "NHWC" if nhwc else "NCHW"
-            for batch in tqdm(batches, desc=f"model alone ({thread_count} threads, {layout})", leave=False):
-                timing = time_model(model, batch, seconds=seconds, device=device, channels_last=nhwc)
-                rows.append({"batch_size": batch, "layout": layout, "threads": thread_count,
-                             "images_per_second": timing.images_per_second,
-                             "cpu_seconds_per_image": timing.cpu_seconds_per_image})
+            for label, (engine, precision, nhwc) in settings.items():
+                runner = build_engine(model, engine, device, thread_count, precision, nhwc)
+                for batch in tqdm(batches, desc=f"model alone ({label}, {thread_count} threads)", leave=False):
+                    timing = time_engine(runner, batch, seconds=seconds)
+                    rows.append({"batch_size": batch, "engine": label, "threads": thread_count,
+                                 "images_per_second": timing.images_per_second,
+                                 "cpu_seconds_per_image": timing.cpu_seconds_per_image})
     finally:
         torch.set_num_threads(previous)
     return rows

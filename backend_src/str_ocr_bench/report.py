@@ -79,16 +79,16 @@ def served_table(results: Results, alone: Sequence[dict]) -> list[str]:
 
 
 def alone_table(alone: Sequence[dict]) -> list[str]:
-    lines = ["| threads | layout | " + " | ".join(f"batch {b}" for b in sorted({r["batch_size"] for r in alone})) + " |",
+    lines = ["| threads | engine | " + " | ".join(f"batch {b}" for b in sorted({r["batch_size"] for r in alone})) + " |",
              "| ---: | --- |" + " ---: |" * len({r["batch_size"] for r in alone})]
-    for threads, layout in sorted({(r["threads"], r["layout"]) for r in alone}):
+    for threads, engine in sorted({(r["threads"], r["engine"]) for r in alone}):
         cells = [f"{r['images_per_second']:,.0f} ({r['cpu_seconds_per_image'] * 1e3:.3f})"
-                 for r in sorted(alone, key=lambda r: r["batch_size"]) if (r["threads"], r["layout"]) == (threads, layout)]
-        lines.append(f"| {threads} | {layout} | " + " | ".join(cells) + " |")
+                 for r in sorted(alone, key=lambda r: r["batch_size"]) if (r["threads"], r["engine"]) == (threads, engine)]
+        lines.append(f"| {threads} | {engine} | " + " | ".join(cells) + " |")
     best, least = fastest(alone), cheapest(alone)
     return lines + ["", f"Fastest: {best['images_per_second']:,.0f} images/s (batch {best['batch_size']}, {best['threads']} "
-                        f"threads, {best['layout']}). Least CPU per image: {least['cpu_seconds_per_image'] * 1e3:.3f} ms "
-                        f"(batch {least['batch_size']}, {least['threads']} threads, {least['layout']}): the reference "
+                        f"threads, {best['engine']}). Least CPU per image: {least['cpu_seconds_per_image'] * 1e3:.3f} ms "
+                        f"(batch {least['batch_size']}, {least['threads']} threads, {least['engine']}): the reference "
                         "for serving efficiency."]
 
 
@@ -131,7 +131,7 @@ def plot(path: Path, results: Results, alone: Sequence[dict], title: str) -> Non
         right.plot([m.concurrency for m in measured], [m.p95_us / 1e3 for m in measured], **style)
     best = fastest(alone)
     left.axhline(best["images_per_second"], color="black", linestyle="--",
-                 label=f"model alone, batch {best['batch_size']} {best['layout']}, {best['threads']} threads")
+                 label=f"model alone, batch {best['batch_size']} {best['engine']}, {best['threads']} threads")
     left.set(xlabel="concurrency (requests in flight)", ylabel="throughput (infer/s)", title="Throughput (perf_analyzer)")
     right.set(xlabel="concurrency (requests in flight)", ylabel="p95 latency (ms)", title="p95 latency (perf_analyzer)")
     figure.legend(*left.get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8, frameon=False)

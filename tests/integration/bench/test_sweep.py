@@ -60,6 +60,7 @@ def test_a_small_sweep_writes_perf_analyzers_csv_its_table_plot_efficiency_and_c
     for row in rows:  # the server spent CPU time on what it served, and serving costs more than the model alone
         assert float(row["server_cpu_ms_per_image"]) > 0 and 0 < float(row["efficiency"]) < 1.2
     assert {r["batch_size"] for r in results["model_alone"]} == {1, 8}
+    assert {r["engine"] for r in results["model_alone"]} >= {"torch NCHW", "torch NHWC", "onnxruntime", "openvino f32"}
     assert [p["p95_budget_ms"] for p in results["recommendations"]] == P95_BUDGETS_MS
     assert {p["variant"] for p in results["recommendations"]} <= {*VARIANTS, None}
     table = (out / "README.md").read_text()
