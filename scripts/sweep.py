@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from str_ocr_bench import report
 from str_ocr_bench.alone import model_alone
-from str_ocr_bench.configs import build_repository, selected_variants
+from str_ocr_bench.configs import build_repository, selected_variants, with_engines
 from str_ocr_bench.perf_analyzer import Window
 from str_ocr_bench.sweep import MIX_VARIANTS, measure_variant, width_mix
 from str_ocr_triton.config import recognizer_settings
@@ -33,6 +33,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--measurement-interval", type=int, default=3000, help="ms per perf_analyzer window (default %(default)s)")
     parser.add_argument("--stability-percentage", type=int, default=10,
                         help="perf_analyzer's: how close its last three windows must be (default %(default)s)")
+    parser.add_argument("--engines", default="auto",
+                        help="engines to serve each configuration with, e.g. torch,onnxruntime,openvino: configurations "
+                             "are then named VARIANT@ENGINE (default %(default)s: each as its config says)")
     parser.add_argument("--alone-batches", default="1,2,4,8,16,32,64")
     parser.add_argument("--alone-threads", default="1,2", help="torch threads to time the model alone with (CPU)")
     parser.add_argument("--alone-seconds", type=float, default=2.0)
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> Path:
     args = parse_args(argv)
     start, end, step = (int(x) for x in args.concurrency_range.split(":"))
     levels = list(range(start, end + 1, step))
-    variants = selected_variants(args.variants)
+    variants = with_engines(selected_variants(args.variants), args.engines.split(","))
     served = recognizer_settings()
     checkpoint = served.checkpoint if args.checkpoint is None else (None if args.checkpoint == "none" else Path(args.checkpoint))
     channels = args.output_channels or served.output_channels

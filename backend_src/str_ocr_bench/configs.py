@@ -60,6 +60,20 @@ def selected_variants(which: str) -> dict[str, ModelConfig]:
     return {n: everything.get(n) or read_model_config(model_dir, n) for n in names}
 
 
+def with_engines(variants: dict[str, ModelConfig], engines: list[str]) -> dict[str, ModelConfig]:
+    """Each variant on each engine (``str_ocr.engines``), named ``VARIANT@ENGINE``; ``["auto"]``: as they are."""
+    if engines == ["auto"]:
+        return variants
+    result = {}
+    for name, config in variants.items():
+        for engine in engines:
+            copy = ModelConfig()
+            copy.CopyFrom(config)
+            set_parameter(copy, "engine", engine)
+            result[f"{name}@{engine}"] = copy
+    return result
+
+
 def build_repository(root: Path, variants: dict[str, ModelConfig], checkpoint: str | None,
                      output_channels: int | None) -> Path:
     """A model repository holding text_recognition with every variant under configs/ (weights overridden)."""

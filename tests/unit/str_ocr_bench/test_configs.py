@@ -1,0 +1,16 @@
+"""The configurations a sweep serves: each variant on each engine asked for."""
+
+from __future__ import annotations
+
+from str_ocr_bench.configs import selected_variants, with_engines
+
+
+def test_each_variant_is_served_on_each_engine_asked_for_and_left_alone_for_auto():
+    variants = selected_variants("dynamic_batching,recommended")
+    assert with_engines(variants, ["auto"]) is variants
+    both = with_engines(variants, ["torch", "onnxruntime"])
+    assert list(both) == ["dynamic_batching@torch", "dynamic_batching@onnxruntime", "recommended@torch",
+                          "recommended@onnxruntime"]
+    assert both["recommended@onnxruntime"].parameters["engine"].string_value == "onnxruntime"
+    assert both["recommended@torch"].max_batch_size == variants["recommended"].max_batch_size
+    assert "engine" not in variants["recommended"].parameters
