@@ -98,8 +98,9 @@ class OpenVinoEngine:
 
 
 def available(engine: str) -> bool:
-    """Whether ``engine``'s package is installed here."""
-    return engine == "torch" or importlib.util.find_spec(engine) is not None
+    """Whether ``engine``'s package is installed here, with the exporter that makes its graphs."""
+    needed = [] if engine == "torch" else [engine, "onnx", "onnxscript"]
+    return all(importlib.util.find_spec(name) is not None for name in needed)
 
 
 def choose_engine(requested: str, device: torch.device) -> str:
