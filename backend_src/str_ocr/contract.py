@@ -56,6 +56,10 @@ TUTORIAL_VARIANTS = ("no_batching", "dynamic_batching", "dynamic_batching_2_inst
 VARIANTS = (*TUTORIAL_VARIANTS, "ragged_batching")
 """Every named config of text_recognition; ``config.pbtxt`` is the recommended one."""
 
+ENGINES = ("torch", "onnxruntime", "openvino")
+"""What text_recognition's ``engine`` parameter may name, besides ``auto`` (``str_ocr.engines``)."""
+PRECISIONS = ("f32", "bf16")
+"""What its ``precision`` parameter may name."""
 RECOGNIZER_PARAMETERS = {
     "checkpoint": "",
     "output_channels": 512,

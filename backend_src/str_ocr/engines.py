@@ -18,14 +18,13 @@ import importlib.util
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
 import torch
 
-from .contract import INPUT_NAME, WIDTHS_NAME
+from .contract import ENGINES, INPUT_NAME, PRECISIONS, WIDTHS_NAME
 from .model import STRModel
 
-ENGINES = ("torch", "onnxruntime", "openvino")
-PRECISIONS = ("f32", "bf16")
+__all__ = ["ENGINES", "PRECISIONS", "Engine", "TorchEngine", "OnnxRuntimeEngine", "OpenVinoEngine", "available",
+           "native_bf16", "choose_engine", "build_engine"]
 
 
 class Engine(Protocol):
@@ -81,11 +80,12 @@ class OpenVinoEngine:
         import openvino  # noqa: PLC0415 - only this engine needs it
 
         core = openvino.Core()
-        if precision == "bf16" and "BF16" not in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+        if precision == "bf16" and not native_bf16():
             raise ValueError("precision 'bf16' needs a CPU with native bf16 (AVX512_BF16 or AMX); this one has "
                              "none: use precision 'f32'")
+        # No pinning: two instances of one thread each would otherwise both pin to the first core.
         settings = {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": precision,
-                    "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1}
+                    "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "ENABLE_CPU_PINNING": False}
         self.models = {kind: core.compile_model(str(path), "CPU", settings) for kind, path in graphs.items()}
         self.device = torch.device("cpu")
 
@@ -94,7 +94,14 @@ class OpenVinoEngine:
         if widths is not None:
             inputs.append(widths.to(torch.int64).numpy())
         model = self.models["plain" if widths is None else "masked"]
-        return torch.from_numpy(np.array(model(inputs)[0], copy=True))
+        return torch.from_numpy(model(inputs)[0])  # a copy of its own: outputs are not shared by default
+
+
+def native_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (OpenVINO's view), so that bf16 is faster rather than emulated."""
+    import openvino  # noqa: PLC0415
+
+    return "BF16" in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
 
 
 def available(engine: str) -> bool:

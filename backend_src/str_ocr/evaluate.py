@@ -20,9 +20,9 @@ from pathlib import Path
 
 import torch
 
-from .benchmark import images_per_second
+from .benchmark import time_engine
 from .checkpoint import load_model
-from .engines import ENGINES, PRECISIONS, build_engine
+from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
 from .metrics import Scores, score
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
@@ -118,12 +118,14 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     channels = args.output_channels or 512
     model = load_model(args.checkpoint, channels)
     device = torch.device("cuda" if torch.cuda.is_available() and args.engine == "torch" else "cpu")
-    engine = build_engine(model, args.engine, device, torch.get_num_threads(), args.precision)
     where = (f"served by {args.url} ({args.model})" if args.url
              else f"in-process on {device.type}, {args.engine} {args.precision}")
     print(f"evaluating {args.checkpoint} ({channels} channels) {where}, seed {args.seed}")
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed, "sets": {}}
-    recognizer = Recognizer(engine, max_lines=256)
+    in_process = not args.url or args.speed
+    engine = build_engine(model, choose_engine(args.engine, device), device, torch.get_num_threads(),
+                          args.precision) if in_process else None
+    recognizer = Recognizer(engine, max_lines=256) if engine else None
     for group in args.sets:
         for name, samples in draw_group(group, args.seed, args.count).items():
             images = [s.image for s in samples]
@@ -132,7 +134,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     print(table(results["sets"]))
     if args.speed:
         parameters = sum(p.numel() for p in model.parameters())
-        speed = {f"batch_{b}": images_per_second(load_model(args.checkpoint, channels), b) for b in (1, 8)}
+        speed = {f"batch_{b}": time_engine(engine, b).images_per_second for b in (1, 8)}
         results.update(parameters=parameters, file_bytes=Path(args.checkpoint).stat().st_size, cpu_images_per_second=speed)
         print(f"{parameters:,} parameters, {results['file_bytes'] / 1e6:.1f} MB; in-process on the CPU "
               f"({torch.get_num_threads()} threads): {speed['batch_1']:.0f} img/s at batch 1, {speed['batch_8']:.0f} at batch 8")

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from str_ocr import load_model
 from str_ocr.benchmark import time_engine
-from str_ocr.engines import available, build_engine
+from str_ocr.engines import available, build_engine, native_bf16
 
 ENGINE_SETTINGS = {  # label: (engine, precision, channels_last)
     "torch NCHW": ("torch", "f32", False),
@@ -31,21 +31,18 @@ def engines_here(device: torch.device) -> dict[str, tuple[str, str, bool]]:
     usable = {label: s for label, s in ENGINE_SETTINGS.items() if available(s[0])}
     if device.type != "cpu":
         return {label: s for label, s in usable.items() if s[0] == "torch"}
-    if "openvino bf16" in usable:
-        import openvino  # noqa: PLC0415
-
-        if "BF16" not in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
-            del usable["openvino bf16"]
+    if "openvino bf16" in usable and not native_bf16():
+        del usable["openvino bf16"]
     return usable
 
 
 def model_alone(checkpoint: Path | None, channels: int, batches: Sequence[int], threads: Sequence[int],
-                seconds: float = 2.0, engines: Sequence[str] | None = None) -> list[dict]:
-    """A row per (engine, threads, batch size): images per second and CPU seconds per image. ``engines``: labels
-    of ``ENGINE_SETTINGS`` (default: every one this machine runs)."""
+                seconds: float = 2.0) -> list[dict]:
+    """A row per (engine, threads, batch size): images per second and CPU seconds per image, on every engine
+    setting of ``ENGINE_SETTINGS`` this machine runs."""
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = load_model(checkpoint, channels)
-    settings = {k: v for k, v in engines_here(device).items() if engines is None or k in engines}
+    settings = engines_here(device)
     rows, previous = [], torch.get_num_threads()
     try:
         for thread_count in threads if device.type == "cpu" else [previous]:

@@ -1,11 +1,4 @@
-"""Run the real ``tritonserver`` on this model repository, in the foreground.
-
-    python -m str_ocr_server [--model-repository DIR] [--config-name NAME] [--models a,b]
-                             [--address A] [--http-port N] [--grpc-port N] [--metrics-port N]
-                             [--launcher-metrics-port N] [--http-max-body-bytes N] [--no-http-guard]
-                             [--grpc-max-message-bytes N] [--no-grpc-guard]
-                             [--watchdog S] [--restarts N] [--restart-window S] [--accept-known-vulnerability]
-                             [--restrict-admin] [-- TRITONSERVER OPTIONS]
+"""Run the real ``tritonserver`` on this model repository, in the foreground: ``python -m str_ocr_server --help``.
 
 It finds a server (``$TRITONSERVER_HOME``, the NGC container's ``/opt/tritonserver``, or the one the
 ``nvidia-pytriton`` wheel ships in this virtualenv), loads the models whose backend that server has
@@ -87,6 +80,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="pass --disable-auto-complete-config: serve the configs exactly as written")
     parser.add_argument("triton_args", nargs="*", help="further tritonserver options, after --")
     args = parser.parse_args(argv)
+    if args.restarts < 0 or args.restart_window <= 0:
+        parser.error("--restarts must be 0 or more and --restart-window more than 0 seconds")
     args.model_repository = args.model_repository.resolve()
     return args
 

@@ -4,8 +4,10 @@ may be started again."""
 from __future__ import annotations
 
 import collections
+import ctypes
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -30,6 +32,11 @@ class RestartBudget:
         self.times.append(now)
         return True
 
+    def pause(self) -> float:
+        """Seconds to wait before the restart just taken: none for the first in the window, then 1, 2, 4... up to
+        30, so that a server that cannot start does not spin."""
+        return 0.0 if len(self.times) <= 1 else min(2.0 ** (len(self.times) - 2), 30.0)
+
 
 def wait_until_ready(process: subprocess.Popen, http: TritonHTTP, models: Sequence[str], timeout: float,
                      stopping: threading.Event) -> dict[str, str]:
@@ -47,11 +54,12 @@ def wait_until_ready(process: subprocess.Popen, http: TritonHTTP, models: Sequen
     return {} if stopping.is_set() else {"tritonserver": f"not ready after {timeout:.0f} s"}
 
 
+_prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl if sys.platform == "linux" else None
+"""Resolved here, in the launcher: after fork, with other threads alive, the child must not look up symbols."""
+PR_SET_PDEATHSIG = 1
+
+
 def die_with_parent() -> None:
     """In the child: receive SIGTERM when this launcher dies, so no server outlives it (Linux)."""
-    try:
-        import ctypes  # noqa: PLC0415
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+    if _prctl is not None:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

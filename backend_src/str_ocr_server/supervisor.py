@@ -19,7 +19,8 @@ from .admin import restriction_args
 from .compat.not_ready import Readiness
 from .compat.stub_reaper import LIBRARY, StubReaper
 from .compat.stub_recovery import Watchdog, served_instances
-from .compat.stubs import only_dead_versions_left
+from .compat.proxy import Proxy
+from .compat.stubs import only_dead_versions_left, reap_orphans, remove_regions
 from .drain import wait_until_idle
 from .metrics import LauncherMetrics
 from .process import free_ports
@@ -48,7 +49,9 @@ class Supervisor:
         self.serving = threading.Event()
         """Set while the server serves every model: the proxies hold their retries until then."""
         self.stopping = threading.Event()
-        self.proxies: dict[str, object] = {}
+        self.signals: list[int] = []
+        """The signals asked to stop with: a second one stops without draining."""
+        self.proxies: dict[str, Proxy] = {}
         self.process: subprocess.Popen | None = None
         self.readiness: Readiness | None = None
         self.watchdog: Watchdog | None = None
@@ -76,7 +79,11 @@ class Supervisor:
                 code = code or 1
                 break
             self.metrics.restarted()
-            log("starting tritonserver again; requests are answered 'unavailable' until it is ready")
+            pause = self.restarts.pause()
+            log(f"starting tritonserver again{f' in {pause:.0f} s' if pause else ''}; requests are answered "
+                "'unavailable' until it is ready")
+            if self.stopping.wait(pause):
+                break
             first = False
         self._stop_proxies()
         return code
@@ -102,7 +109,8 @@ class Supervisor:
         for protocol in self.proxy_protocols:
             (upstream,) = free_ports(1)
             proxy_type, limit = kinds[protocol]
-            proxy = proxy_type(f"127.0.0.1:{upstream}", limit, self.serving)
+            # Without the watchdog nothing replaces a dead instance: waiting to send again would only delay the error.
+            proxy = proxy_type(f"127.0.0.1:{upstream}", limit, self.serving, retry=args.watchdog > 0)
             try:
                 proxy.start(args.address, ports[protocol])
             except OSError as error:
@@ -156,6 +164,7 @@ class Supervisor:
             self._ready(reaper)
         while self.process.poll() is None and not self.stopping.is_set():
             time.sleep(0.1)
+            reap_orphans(keep=self.process.pid)
         stopped_by_itself = self.process.poll() is not None and not self.stopping.is_set()
         code = self._stop() if self.process.poll() is None else self.process.returncode
         if stopped_by_itself:
@@ -182,21 +191,22 @@ class Supervisor:
             self.watchdog.start()
 
     def _forget_run(self, reaper: StubReaper | None) -> None:
-        """After tritonserver exited: what watched it stops."""
-        self.serving.clear()
+        """After tritonserver exited: what watched it stops first, so that nothing of this run marks the next one
+        ready; then the regions of its stubs go, and the stubs it left to this process are reaped."""
+        if self.readiness:
+            self.readiness.close()
         if self.watchdog:
             self.watchdog.stop()
+            remove_regions(self.watchdog.stubs())
+        self.serving.clear()
         self.watchdog = self.readiness = None
         if reaper:
             reaper.release()
+        reap_orphans()
 
     def _on_signal(self, signum: int, _frame: object) -> None:
-        log(f"{signal.Signals(signum).name}: draining, then stopping tritonserver (in {self.args.exit_timeout} s at most)")
-        if self.watchdog:
-            self.watchdog.stop()
-        if self.stopping.is_set() or self.readiness is None:  # before it is ready, or asked twice: stop at once
-            self._stop_proxies()
-            self._signal_server()
+        # Only flags here: the main thread does the stopping (and the logging) where it looks.
+        self.signals.append(signum)
         self.stopping.set()
 
     def _signal_server(self) -> None:
@@ -205,6 +215,12 @@ class Supervisor:
 
     def _stop(self) -> int:
         """Not ready, then wait (at most --exit-timeout) until nothing is in flight, then stop tritonserver."""
+        name = signal.Signals(self.signals[0]).name if self.signals else "stop"
+        log(f"{name}: draining, then stopping tritonserver (in {self.args.exit_timeout} s at most)")
+        if self.watchdog:
+            self.watchdog.stop()
+        for proxy in self.proxies.values():
+            proxy.stopping.set()  # requests held for a retry are answered now
         drained = self._drain()
         self._stop_proxies()
         self._signal_server()
@@ -224,6 +240,7 @@ class Supervisor:
         self.readiness.mark_not_ready("stopping")
         start = time.monotonic()
         idle = wait_until_idle(f"{local_host(self.args.address)}:{self.args.metrics_port}", self.args.exit_timeout,
+                               stopped=lambda: len(self.signals) > 1,
                                busy=lambda: any(p.in_flight for p in self.proxies.values()))
         log(f"drained in {time.monotonic() - start:.1f} s" if idle else "could not see the server idle; stopping it anyway")
         return idle

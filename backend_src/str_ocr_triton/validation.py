@@ -25,6 +25,10 @@ KNOWN_PARAMETERS = {
 }
 
 
+CHOICES = {contract.RECOGNIZER: {"engine": ("auto", *contract.ENGINES), "precision": contract.PRECISIONS}}
+"""Parameters whose value is one of a few words, by model."""
+
+
 def type_name(data_type: int) -> str:
     return model_config_pb2.DataType.Name(data_type)
 
@@ -125,6 +129,10 @@ def check_contract(model_dir: Path, variants: dict[str, Config], problems: list[
         if config.backend == "python":
             for name in sorted(set(config.parameters) - known):
                 problems.append(f"{label}: parameter {name!r} is read by nothing (known: {sorted(known)})")
+            for name, choices in CHOICES.get(model_dir.name, {}).items():
+                value = config.parameters[name].string_value if name in config.parameters else ""
+                if value and value.lower() not in choices:
+                    problems.append(f"{label}: parameter {name!r} is {value!r}; it must be one of {', '.join(choices)}")
     if model_dir.name not in (contract.RECOGNIZER, contract.RECOGNIZER_ONNX):
         return
     for name in contract.VARIANTS if model_dir.name == contract.RECOGNIZER else ():

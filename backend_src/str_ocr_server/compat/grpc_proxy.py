@@ -24,7 +24,7 @@ import grpc
 from tritonclient.grpc import service_pb2
 
 from .proxy import Proxy
-from .retry import RETRY_WINDOW, from_dead_instance, send_until_served
+from .retry import from_dead_instance, send_until_served
 from .shapes import shape_problem
 
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["GRPCInferenceService"]
@@ -49,7 +49,8 @@ def parse_infer(message: bytes) -> service_pb2.ModelInferRequest | None:
 
 
 def _failed_on_dead_instance(answer: bytes | grpc.aio.AioRpcError) -> bool:
-    return isinstance(answer, grpc.aio.AioRpcError) and from_dead_instance(answer.details() or "")
+    return (isinstance(answer, grpc.aio.AioRpcError) and answer.code() == grpc.StatusCode.INTERNAL
+            and from_dead_instance(answer.details() or ""))
 
 
 def _forwarded(context: grpc.aio.ServicerContext) -> list[tuple[str, str | bytes]]:
@@ -107,7 +108,8 @@ class GrpcProxy(Proxy):
         """The server's answer to a unary call, or its error; a ``ModelInfer`` a dead instance failed is sent
         again once the server serves, within the client's deadline."""
         remaining = context.time_remaining()
-        deadline = time.monotonic() + min(RETRY_WINDOW, remaining if remaining is not None else RETRY_WINDOW)
+        window = self.retry_window if remaining is None else min(self.retry_window, remaining)
+        deadline = time.monotonic() + window
 
         async def send() -> bytes | grpc.aio.AioRpcError:
             try:
@@ -119,7 +121,7 @@ class GrpcProxy(Proxy):
 
         if not method.endswith("/ModelInfer"):
             return await send()
-        return await send_until_served(send, _failed_on_dead_instance, self.serving, deadline)
+        return await send_until_served(send, _failed_on_dead_instance, self.serving, self.stopping, deadline)
 
     async def streamed(self, method: str, streams: tuple[bool, bool], requests: AsyncIterator[bytes] | bytes,
                        context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:

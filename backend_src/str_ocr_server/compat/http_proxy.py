@@ -29,7 +29,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
 from .proxy import Proxy
-from .retry import RETRY_WINDOW, from_dead_instance, send_until_served
+from .retry import from_dead_instance, send_until_served
 from .shapes import ELEMENT_BYTES, INT64_MAX, element_count, shape_problem, short
 
 LIVE_PATH, READY_PATH = "/v2/health/live", "/v2/health/ready"
@@ -189,7 +189,7 @@ class HttpProxy(Proxy):
         if not (INFER_PATH.match(request.path) and request.method == "POST"):
             return await self._send(request, body)
         return await send_until_served(lambda: self._send(request, body), _failed_on_dead_instance, self.serving,
-                                       time.monotonic() + RETRY_WINDOW)
+                                       self.stopping, time.monotonic() + self.retry_window)
 
     async def _send(self, request: web.Request, body: bytes) -> web.Response:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
@@ -209,4 +209,4 @@ class HttpProxy(Proxy):
 
 
 def _failed_on_dead_instance(response: web.Response) -> bool:
-    return response.status >= 400 and from_dead_instance(bytes(response.body or b"").decode(errors="replace"))
+    return response.status >= 500 and from_dead_instance(bytes(response.body or b"").decode(errors="replace"))

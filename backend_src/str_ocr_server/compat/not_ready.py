@@ -40,13 +40,21 @@ class Readiness:
     def __init__(self, http: TritonHTTP, served_model: str, serving: threading.Event) -> None:
         self.http, self.served_model, self.serving = http, served_model, serving
         self.reasons: set[str] = set()
+        self.closed = False
         self.lock = threading.Lock()
+
+    def close(self) -> None:
+        """The server it spoke for has exited: from now on it changes nothing (a new server has its own)."""
+        with self.lock:
+            self.closed = True
 
     def _load(self, config: dict) -> tuple[int, object]:
         return self.http.load(READINESS_MODEL, config, _VERSION_FILE, timeout=30)
 
     def mark_not_ready(self, reason: str) -> None:
         with self.lock:
+            if self.closed:
+                return
             self.serving.clear()
             if not self.reasons:
                 # Fails by design: a model that failed to load keeps a strictly-ready server not ready.
@@ -57,8 +65,8 @@ class Readiness:
         """Drop ``reason``; once none is left, be ready again. False when that failed."""
         with self.lock:
             self.reasons.discard(reason)
-            if self.reasons:
-                return True
+            if self.reasons or self.closed:
+                return not self.closed
             config = self.http.config(self.served_model)
             if config is None:
                 return False

@@ -7,17 +7,22 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from .retry import RETRY_WINDOW
+
 
 class Proxy:
     """Listens on ``address:port`` once started and forwards to the server at ``upstream`` (host:port).
 
     ``limit``: the largest request taken, in bytes; ``serving``: set while the server behind serves every model
-    (``retry`` holds requests a dead instance failed until then)."""
+    (``retry`` holds requests a dead instance failed until then, if ``retry``: where something replaces it)."""
 
     name = "proxy"
 
-    def __init__(self, upstream: str, limit: int, serving: threading.Event) -> None:
+    def __init__(self, upstream: str, limit: int, serving: threading.Event, retry: bool = True) -> None:
         self.upstream, self.limit, self.serving = upstream, limit, serving
+        self.retry_window = RETRY_WINDOW if retry else 0.0
+        self.stopping = threading.Event()
+        """Set when the launcher stops: requests held for a retry are answered at once."""
         self.in_flight = 0
         """Requests taken and not yet answered (the launcher's drain waits for them)."""
         self._stopped = False

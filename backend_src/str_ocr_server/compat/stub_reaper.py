@@ -15,6 +15,7 @@ the launcher writes to it, and whose ``kill``/``waitpid`` keep the backend's vie
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -28,6 +29,7 @@ class StubReaper:
     def __init__(self, library: Path = LIBRARY) -> None:
         self.library = library
         self.read_end, self.write_end = os.pipe()
+        self.lock = threading.Lock()
 
     @property
     def pass_fds(self) -> tuple[int, ...]:
@@ -46,12 +48,17 @@ class StubReaper:
     def reap(self, pids: Iterable[int]) -> None:
         """Ask the server to wait for these pids; one that is not its dead child is left as it is."""
         text = "".join(f"{pid}\n" for pid in pids)
-        if text:
-            try:
-                os.write(self.write_end, text.encode())
-            except OSError:  # the server is gone, and its zombies with it
-                pass
+        with self.lock:
+            if text and self.write_end >= 0:
+                try:
+                    os.write(self.write_end, text.encode())
+                except OSError:  # the server is gone, and its zombies with it
+                    pass
 
     def release(self) -> None:
-        """Close the launcher's end of the pipe: the library's thread then ends."""
-        os.close(self.write_end)
+        """Close the launcher's end of the pipe (once): the library's thread then ends. A later ``reap`` does nothing,
+        so a timer of the run before never writes to a descriptor a new run has reused."""
+        with self.lock:
+            if self.write_end >= 0:
+                os.close(self.write_end)
+                self.write_end = -1

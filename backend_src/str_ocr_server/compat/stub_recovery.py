@@ -88,9 +88,18 @@ class Watchdog(threading.Thread):
         """Models replaced so far: each leaves behind a version the server will never unload."""
         self.metrics = metrics
         self.lock = threading.Lock()
+        self.timers: list[threading.Timer] = []
 
     def stop(self) -> None:
+        """Stop watching, and drop the retirements still to come (their server is stopping or gone)."""
         self.stopped.set()
+        for timer in self.timers:
+            timer.cancel()
+
+    def stubs(self) -> list[Stub]:
+        """The stubs watched now."""
+        with self.lock:
+            return list(self.watched.values())
 
     def adopt(self, models: set[str]) -> None:
         """Watch the living stubs of ``models`` (instead of those watched so far)."""
@@ -233,6 +242,7 @@ class Watchdog(threading.Thread):
             self.recovering.discard(model)
         retire = threading.Timer(RETIRE_AFTER, self._retire, args=(old,))
         retire.daemon = True
+        self.timers.append(retire)
         retire.start()
         seconds = time.monotonic() - start
         self.recoveries += 1

@@ -9,8 +9,10 @@ then removes its region. Part of ``stub_recovery``'s workaround (no upstream fix
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,3 +110,23 @@ def only_dead_versions_left(process: subprocess.Popen, repository: Path, settle:
             return True
         time.sleep(0.1)
     return False
+
+
+def remove_regions(stubs: Iterable[Stub]) -> int:
+    """``remove_region`` for each stub (those of a server that died, which nothing else unlinks); how many were there."""
+    return sum(remove_region(stub) for stub in stubs)
+
+
+def reap_orphans(keep: int | None = None) -> int:
+    """Wait for this process's dead children other than ``keep`` (the server it runs): in a container the launcher
+    is PID 1, and the stubs of a server that died are handed to it. How many it reaped."""
+    reaped = 0
+    while True:
+        try:
+            found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return reaped
+        if found is None or found.si_pid == keep:
+            return reaped
+        os.waitpid(found.si_pid, os.WNOHANG)
+        reaped += 1

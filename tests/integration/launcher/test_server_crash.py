@@ -63,7 +63,7 @@ def crashes(server_kind) -> dict:
 
 
 def test_a_killed_server_serves_again_behind_the_same_ports(crashes):
-    assert crashes["restarts"] == len(SIGNALS), crashes["log"]
+    assert crashes["restarts"] == len(SIGNALS), (crashes["restarts"], crashes["log"][-4000:])
     for result in crashes["results"]:
         assert not result["after"], result["after"][:3]
 
@@ -74,4 +74,4 @@ def test_requests_refused_while_it_restarts_say_unavailable(crashes):
 
 
 def test_after_restarts_the_launcher_still_stops_cleanly(crashes):
-    assert crashes["exit"] == 0, crashes["log"]
+    assert crashes["exit"] == 0, (crashes["exit"], crashes["log"][-4000:])

@@ -13,4 +13,4 @@ def test_each_variant_is_served_on_each_engine_asked_for_and_left_alone_for_auto
                           "recommended@onnxruntime"]
     assert both["recommended@onnxruntime"].parameters["engine"].string_value == "onnxruntime"
     assert both["recommended@torch"].max_batch_size == variants["recommended"].max_batch_size
-    assert "engine" not in variants["recommended"].parameters
+    assert variants["recommended"].parameters["engine"].string_value == "auto"  # the originals are left as they were

@@ -116,3 +116,13 @@ def test_the_onnx_model_keeps_the_served_contract(onnx_repository):
     path.write_text(path.read_text().replace("dims: [ 26, 37 ]", "dims: [ 25, 37 ]"))
     problems = validate(onnx_repository)
     assert any("config.pbtxt: output '308' must be TYPE_FP32 [26, 37] for width 100" in p for p in problems), problems
+
+
+def test_an_engine_or_precision_the_recogniser_does_not_know(repository):
+    path = repository / "text_recognition" / "config.pbtxt"
+    text = path.read_text().replace('{ key: "engine", value: { string_value: "auto" } }',
+                                    '{ key: "engine", value: { string_value: "onnx" } }')
+    path.write_text(text.replace("parameters [", 'parameters [\n  { key: "precision", value: { string_value: "fp8" } },', 1))
+    problems = validate(repository)
+    assert any("parameter 'engine' is 'onnx'; it must be one of auto, torch, onnxruntime, openvino" in p for p in problems)
+    assert any("parameter 'precision' is 'fp8'; it must be one of f32, bf16" in p for p in problems)

@@ -12,14 +12,16 @@ DEAD = "Failed to process the request(s) for model instance 'text_recognition_0_
        "'text_recognition_0_0' is not healthy."
 
 
-def run(answers: list[str], serving: threading.Event, window: float) -> tuple[str, int]:
+def run(answers: list[str], serving: threading.Event, window: float,
+        stopping: threading.Event | None = None) -> tuple[str, int]:
     sent = []
 
     async def send() -> str:
         sent.append(time.monotonic())
         return answers[min(len(sent), len(answers)) - 1]
 
-    answer = asyncio.run(send_until_served(send, from_dead_instance, serving, time.monotonic() + window))
+    answer = asyncio.run(send_until_served(send, from_dead_instance, serving, stopping or threading.Event(),
+                                           time.monotonic() + window))
     return answer, len(sent)
 
 
@@ -46,3 +48,16 @@ def test_it_sends_again_once_the_server_serves_again():
     serving = threading.Event()
     threading.Timer(0.3, serving.set).start()
     assert run([DEAD, "logits"], serving, window=5) == ("logits", 2)
+
+
+def test_a_stopping_launcher_answers_a_held_request_at_once():
+    serving, stopping = threading.Event(), threading.Event()
+    threading.Timer(0.2, stopping.set).start()
+    start = time.monotonic()
+    assert run([DEAD, "logits"], serving, window=10, stopping=stopping) == (DEAD, 1)
+    assert time.monotonic() - start < 2
+
+
+def test_only_the_backends_own_words_count_as_a_dead_instance():
+    assert from_dead_instance(DEAD)
+    assert not from_dead_instance("Request for unknown model: 'is not healthy' is not found")
