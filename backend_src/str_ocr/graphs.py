@@ -54,9 +54,12 @@ def _private_folder(folder: Path) -> Path:
 def exported_graphs(model: torch.nn.Module) -> dict[str, Path]:
     """``{"plain": path, "masked": path}`` for ``model`` (on the CPU), exported unless cached already. Instances
     loading at once take turns (a file lock), so the second finds the first one's graphs."""
-    folder = _private_folder(cache_dir()) / weights_key(model)
-    folder.mkdir(exist_ok=True)
+    folder = cache_dir() / weights_key(model)
     paths = {kind: folder / f"{kind}.onnx" for kind in KINDS}
+    if all(path.is_file() for path in paths.values()) and folder.stat().st_uid in (0, os.getuid()):
+        return paths  # exported before (by root: into the image, which may be read-only)
+    _private_folder(folder.parent)
+    folder.mkdir(exist_ok=True)
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for stale in folder.glob("*.partial"):  # left by an export that was killed
