@@ -1,16 +1,14 @@
-"""Starting tritonserver: waiting until its models are ready, tying its life to the launcher's, and how often it
-may be started again."""
+"""Starting tritonserver: its command tied to the launcher's life, waiting until its models are ready, and how often
+it may be started again."""
 
 from __future__ import annotations
 
 import collections
-import ctypes
-import signal
+import shutil
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from str_ocr_client.http import TritonHTTP
 
@@ -54,12 +52,15 @@ def wait_until_ready(process: subprocess.Popen, http: TritonHTTP, models: Sequen
     return {} if stopping.is_set() else {"tritonserver": f"not ready after {timeout:.0f} s"}
 
 
-_prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl if sys.platform == "linux" else None
-"""Resolved here, in the launcher: after fork, with other threads alive, the child must not look up symbols."""
-PR_SET_PDEATHSIG = 1
+SETPRIV = shutil.which("setpriv")
+"""util-linux's setpriv, there on Debian and Ubuntu, NVIDIA's images included."""
 
 
-def die_with_parent() -> None:
-    """In the child: receive SIGTERM when this launcher dies, so no server outlives it (Linux)."""
-    if _prctl is not None:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+def dying_with_parent(command: list[str], variables: Mapping[str, str] = {}) -> list[str]:  # noqa: B006 - read only
+    """``command`` run so that it gets SIGTERM when this launcher dies (Linux), with ``variables`` set for it alone.
+
+    setpriv sets the parent-death signal and ``env`` the variables, each in C, then exec it: no Python runs between
+    fork and exec in a launcher whose proxy threads may hold locks (gRPC's among them)."""
+    settings = [f"{name}={value}" for name, value in variables.items()]
+    wrapper = [SETPRIV, "--pdeathsig", "TERM", "--"] if SETPRIV else []
+    return [*wrapper, *(["env", *settings] if settings else []), *command]

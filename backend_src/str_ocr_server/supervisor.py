@@ -25,7 +25,7 @@ from .drain import wait_until_idle
 from .metrics import LauncherMetrics
 from .process import free_ports
 from .repository import compile_python_models
-from .startup import RestartBudget, die_with_parent, wait_until_ready
+from .startup import RestartBudget, dying_with_parent, wait_until_ready
 from .triton import ServerOptions, Triton, local_host, server_command
 
 WATCH_INTERVAL = 0.2
@@ -142,9 +142,10 @@ class Supervisor:
         reaper = StubReaper() if watching and LIBRARY.is_file() else None
         if watching and not reaper:
             log(f"stubs that die stay zombies until tritonserver exits: {LIBRARY.name} is not built (make setup)")
-        env = reaper.environment(self.triton.env) if reaper else self.triton.env
-        self.process = subprocess.Popen(self.command, env=env, pass_fds=reaper.pass_fds if reaper else (),
-                                        start_new_session=True, preexec_fn=die_with_parent)
+        # The library is preloaded into tritonserver alone, not into the wrappers that start it.
+        command = dying_with_parent(self.command, reaper.variables(self.triton.env) if reaper else {})
+        self.process = subprocess.Popen(command, env=self.triton.env, pass_fds=reaper.pass_fds if reaper else (),
+                                        start_new_session=True)
         if reaper:
             reaper.started()
         return reaper

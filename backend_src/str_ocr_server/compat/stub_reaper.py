@@ -35,10 +35,14 @@ class StubReaper:
     def pass_fds(self) -> tuple[int, ...]:
         return (self.read_end,)
 
-    def environment(self, env: dict[str, str]) -> dict[str, str]:
-        """``env`` with the library preloaded and told where to read pids."""
+    def variables(self, env: dict[str, str]) -> dict[str, str]:
+        """What to add to ``env`` for tritonserver: the library preloaded and told where to read pids."""
         before = env.get("LD_PRELOAD", "")
-        return env | {"LD_PRELOAD": f"{self.library} {before}".strip(), PRELOAD_ENV: before, FD_ENV: str(self.read_end)}
+        return {"LD_PRELOAD": f"{self.library} {before}".strip(), PRELOAD_ENV: before, FD_ENV: str(self.read_end)}
+
+    def environment(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` with ``variables``."""
+        return env | self.variables(env)
 
     def started(self) -> None:
         """The server has its read end: the launcher's copy is closed, so that the library sees the end of the pipe
