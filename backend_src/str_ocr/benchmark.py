@@ -46,8 +46,3 @@ def time_engine(engine: Engine, batch_size: int, width: int = TUTORIAL_WIDTH, se
         runs += 1
     images = runs * batch_size
     return ModelTiming(images / elapsed, (time.process_time() - cpu_start) / images)
-
-
-def images_per_second(model: STRModel, batch_size: int, **options: object) -> float:
-    """Lines per second through ``model`` at ``batch_size`` (``time_model``'s options)."""
-    return time_model(model, batch_size, **options).images_per_second
