@@ -17,6 +17,7 @@ from torch.utils.dlpack import to_dlpack
 from str_ocr.contract import INPUT_NAME, OUTPUT_NAME
 from str_ocr.serving import build_recognizer
 from str_ocr_triton.adapter import responses
+from str_ocr_triton.metric_labels import instance_labels
 
 COUNTERS = {  # name: (description, the Recognizer's running count, its kinds)
     "str_ocr_columns_total": ("Input columns run through the recogniser: the lines' own (real) and padding",
@@ -50,7 +51,7 @@ class TritonPythonModel:
             instance_kind=args["model_instance_kind"],
             device_id=int(args["model_instance_device_id"]),
         )
-        labels = {"model": args["model_name"], "version": args["model_version"], "instance": args["model_instance_name"]}
+        labels = instance_labels(args["model_name"], args["model_version"], args["model_instance_name"])
         self.families = {name: pb_utils.MetricFamily(name=name, description=text, kind=pb_utils.MetricFamily.COUNTER)
                          for name, (text, _, _) in COUNTERS.items()}
         self.counters = {(name, kind): self.families[name].Metric(labels={**labels, "kind": kind})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from str_ocr.engines import ENGINES
 from str_ocr.serving import ServingSettings, model_parameters
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import recognizer_inputs
-from str_ocr_client.stats import counts_since, execution_counts, metric_total
+from str_ocr_client.stats import counts_since, execution_counts, metric_total, scrape
 from str_ocr_triton.config import default_repository, read_model_config
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
@@ -66,6 +67,37 @@ def test_every_variant_serves_on_every_engine_with_the_same_logits(client, varia
     for engine in ENGINES:
         for ours, reference in zip(logits[engine], logits["torch"]):
             np.testing.assert_allclose(ours, reference, rtol=0, atol=logit_tolerance("cpu"), err_msg=engine)
+
+
+def columns_by_load(server) -> dict[str, float]:
+    """The real columns counted by each series of text_recognition's counter, by its labels."""
+    counted = {}
+    for line in scrape(server.metrics_url).splitlines():
+        if line.startswith("str_ocr_columns_total{") and 'kind="real"' in line:
+            labels, value = line.rsplit(" ", 1)
+            counted[labels] = float(value)
+    return counted
+
+
+def test_a_reloaded_instance_counts_from_zero_in_counters_of_its_own(serve):
+    server = serve("queue_delay_100us")
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    config = client.get_model_config(MODEL, headers=admin_headers(server), as_json=True)["config"]
+    seen = set(columns_by_load(server))
+    try:
+        for engine in ("torch", "onnxruntime", "torch"):
+            load_with_engine(server, config, engine)
+            infer(client, tutorial_input(1, width=100))
+            deadline = time.monotonic() + 30
+            while len(counted := columns_by_load(server)) > 1 and time.monotonic() < deadline:
+                time.sleep(0.2)  # the older load's counters go with its unloading, just after the load returns
+            (labels, columns), = counted.items()
+            assert columns == 100, f"{engine}: {counted}: the counter did not start from zero at the load"
+            assert labels not in seen, f"{engine}: {labels} shared with an earlier load"
+            seen.add(labels)
+    finally:
+        load_with_engine(server, config, config.get("parameters", {}).get("engine", {}).get("string_value", "auto"))
+        client.close()
 
 
 def test_every_variant_runs_on_the_cpu_here_and_shares_the_cores(client, variant_server):
