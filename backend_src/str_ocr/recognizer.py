@@ -96,8 +96,8 @@ def clamp_to_input_range(batch: torch.Tensor) -> ClampedLines:
 
 
 class Recognizer:
-    """Runs a ``STRModel`` (in torch, on ``device``) or an engine (``str_ocr.engines``) over a list of requests,
-    each ``[N_i, 1, 32, W_i]``.
+    """Runs an engine (``str_ocr.engines``; a ``STRModel`` is run by ``TorchEngine`` on the CPU) over a list of
+    requests, each ``[N_i, 1, 32, W_i]``.
 
     ``max_padding`` bounds how much padding lines of different widths may share a batch with
     (0.25: at most a quarter more columns than the lines really have). ``max_lines`` caps the
@@ -106,14 +106,12 @@ class Recognizer:
 
     def __init__(
         self,
-        model: STRModel | Engine,
-        device: torch.device | str = "cpu",
+        engine: Engine | STRModel,
         limits: LineLimits = LineLimits(),
         max_padding: float = 0.25,
         max_lines: int | None = None,
-        channels_last: bool = False,
     ) -> None:
-        self.engine = TorchEngine(model, device, channels_last) if isinstance(model, STRModel) else model
+        self.engine = TorchEngine(engine) if isinstance(engine, STRModel) else engine
         self.device = self.engine.device
         self.limits = limits
         self.max_padding = max_padding

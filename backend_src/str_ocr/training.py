@@ -44,6 +44,7 @@ from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
 from str_ocr.packing import pad_to_width
 from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
+from str_ocr.engines import TorchEngine
 from str_ocr.recognizer import Recognizer
 from str_ocr.synth import Sample, TextLineSynth, Variety, ctc_feasible
 from str_ocr.text import encode
@@ -112,7 +113,7 @@ def validation_set(seed: int, count: int, fonts: str = "training") -> list[Sampl
 
 def validate(model: STRModel, samples: list[Sample], device: torch.device) -> Scores:
     was_training = model.training
-    readings = Recognizer(model, device, max_lines=256, channels_last=True).read([s.image for s in samples])
+    readings = Recognizer(TorchEngine(model, device, channels_last=True), max_lines=256).read([s.image for s in samples])
     model.train(was_training)
     return score([r.text for r in readings], [s.text for s in samples])
 
