@@ -1,6 +1,7 @@
 """Profile the served recogniser under the tutorial's load, and say where its CPU time goes (what `make profile` does).
 
     make profile                                   # the recommended config, results in bench/<machine>/profile/
+    make profile PROFILE_ARGS="--engine openvino:bf16"   # on one engine: bench/<machine>/profile-openvino-bf16/
     .venv/bin/python scripts/profile_serving.py --config-name dynamic_batching --seconds 30
 
 perf_analyzer loads the server (``-b 2 --shape input.1:1,32,100``, concurrency 16); Linux ``perf`` samples
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -23,10 +25,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from str_ocr.contract import RECOGNIZER  # noqa: E402
 from str_ocr_bench import report  # noqa: E402
 from str_ocr_bench.alone import cheapest, model_alone  # noqa: E402
-from str_ocr_bench.profile import Profile, profile  # noqa: E402
+from str_ocr_bench.configs import build_repository, with_engines  # noqa: E402
+from str_ocr_bench.profile import NETWORK_KERNELS, Profile, profile  # noqa: E402
 from str_ocr_bench.sweep import DIRECT  # noqa: E402
 from str_ocr_server.process import ServerProcess  # noqa: E402
-from str_ocr_triton.config import recognizer_settings  # noqa: E402
+from str_ocr_triton.config import default_repository, read_model_config, recognizer_settings  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -34,7 +37,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--config-name", help="text_recognition's variant (default: config.pbtxt, the recommended one)")
     parser.add_argument("--seconds", type=float, default=20, help="profiled seconds (default %(default)s)")
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--out", type=Path, help="results folder (default bench/<machine>/profile)")
+    parser.add_argument("--engine", help="ENGINE or ENGINE:PRECISION to serve the config with, e.g. onnxruntime or "
+                                         "openvino:bf16 (default: as the config says)")
+    parser.add_argument("--out", type=Path, help="results folder (default bench/<machine>/profile, "
+                                                 "or profile-ENGINE with --engine)")
     return parser.parse_args(argv)
 
 
@@ -45,7 +51,7 @@ def microseconds(seconds: float, images: int) -> float:
 def breakdown(result: Profile, alone_us: float) -> dict[str, float]:
     """CPU microseconds per image: the model alone at its best, and each part of serving."""
     stubs_us = microseconds(result.stubs_cpu_seconds, result.images)
-    network = result.stub_libraries.get("network kernels (torch, oneDNN, BLAS, OpenMP)", 0.0)
+    network = result.stub_libraries.get(NETWORK_KERNELS, 0.0)
     return {"model alone, at its best": alone_us,
             "stubs: network kernels": stubs_us * network,
             "stubs: everything else": stubs_us * (1 - network),
@@ -91,18 +97,31 @@ def plot(path: Path, parts: dict[str, float], title: str) -> None:
     plt.close(figure)
 
 
+def served_repository(root: Path, config_name: str | None, engine: str | None) -> tuple[Path | None, str | None]:
+    """The repository and config name to serve: the project's own, or with ``engine``, a copy of the config on it
+    (as ``make bench`` serves its ``VARIANT@ENGINE``s)."""
+    if engine is None:
+        return None, config_name
+    variants = with_engines({config_name or "recommended": read_model_config(default_repository() / RECOGNIZER, config_name)},
+                            [engine])
+    return build_repository(root, variants, None, None), next(iter(variants))
+
+
 def main(argv: list[str] | None = None) -> Path:
     args = parse_args(argv)
     served = recognizer_settings(config_name=args.config_name)
     machine = report.machine_info(served.output_channels)
-    out = args.out or Path("bench") / machine["name"] / "profile"
-    variant = args.config_name or "config.pbtxt"
+    label = f"profile-{args.engine.replace(':', '-')}" if args.engine else "profile"
+    out = args.out or Path("bench") / machine["name"] / label
+    variant = (args.config_name or "config.pbtxt") + (f" on {args.engine}" if args.engine else "")
     print(f"profile: {RECOGNIZER} ({variant}) for {args.seconds:.0f} s under perf_analyzer; results in {out}/", flush=True)
     logs = Path("runs") / "profile-logs"
     logs.mkdir(parents=True, exist_ok=True)
-    with ServerProcess(config_name=args.config_name, models=[RECOGNIZER], log_path=logs / "server.log",
-                       launcher_args=DIRECT) as server:
-        result = profile(server, out / "raw", args.seconds, concurrency=args.concurrency)
+    with tempfile.TemporaryDirectory() as tmp:
+        repository, config_name = served_repository(Path(tmp), args.config_name, args.engine)
+        with ServerProcess(config_name=config_name, models=[RECOGNIZER], repository=repository,
+                           log_path=logs / "server.log", launcher_args=DIRECT) as server:
+            result = profile(server, out / "raw", args.seconds, concurrency=args.concurrency)
     best = cheapest(model_alone(served.checkpoint, served.output_channels, [8, 16, 32], [1]))
     parts = breakdown(result, 1e6 * best["cpu_seconds_per_image"])
     (out / "profile.json").write_text(json.dumps({"machine": machine, "variant": variant, "profile": asdict(result),

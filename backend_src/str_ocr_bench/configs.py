@@ -28,12 +28,17 @@ def set_parameter(config: ModelConfig, key: str, value: str | None) -> None:
         config.parameters[key].string_value = value
 
 
+def _copy(config: ModelConfig) -> ModelConfig:
+    copy = ModelConfig()
+    copy.CopyFrom(config)
+    return copy
+
+
 def candidates(base: ModelConfig) -> dict[str, ModelConfig]:
     """Variations of the recommended config along the knobs the model-alone timings point at."""
     result = {}
     for name, (max_batch, instances, delay_us, nhwc) in CANDIDATES.items():
-        config = ModelConfig()
-        config.CopyFrom(base)
+        config = _copy(base)
         config.max_batch_size = max_batch
         config.instance_group[0].count = instances
         config.dynamic_batching.max_queue_delay_microseconds = delay_us
@@ -61,16 +66,18 @@ def selected_variants(which: str) -> dict[str, ModelConfig]:
 
 
 def with_engines(variants: dict[str, ModelConfig], engines: list[str]) -> dict[str, ModelConfig]:
-    """Each variant on each engine (``str_ocr.engines``), named ``VARIANT@ENGINE``; ``["auto"]``: as they are."""
+    """Each variant on each engine (``str_ocr.engines``), named ``VARIANT@ENGINE``; an engine may name its precision,
+    ``openvino:bf16`` (named ``VARIANT@openvino-bf16``); ``["auto"]``: the variants as they are."""
     if engines == ["auto"]:
         return variants
     result = {}
     for name, config in variants.items():
-        for engine in engines:
-            copy = ModelConfig()
-            copy.CopyFrom(config)
+        for spec in engines:
+            engine, _, precision = spec.partition(":")
+            copy = _copy(config)
             set_parameter(copy, "engine", engine)
-            result[f"{name}@{engine}"] = copy
+            set_parameter(copy, "precision", precision or None)
+            result[f"{name}@{engine}-{precision}" if precision else f"{name}@{engine}"] = copy
     return result
 
 

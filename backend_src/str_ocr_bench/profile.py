@@ -28,18 +28,20 @@ from str_ocr_server.process import ServerProcess
 from . import perf_analyzer
 from .cpu import cpu_seconds
 
+NETWORK_KERNELS = "network kernels (the engine: torch, ONNX Runtime, OpenVINO; oneDNN, BLAS, OpenMP, TBB)"
+FORWARD_PASS = "the network's forward pass (the engine's run)"
 LIBRARY_KINDS = [  # (kind, pattern of a shared object's name), first match wins
     # oneDNN generates its convolution kernels at run time: perf sees them as "[JIT] tid N".
-    ("network kernels (torch, oneDNN, BLAS, OpenMP)", r"libtorch|libc10|libgomp|libiomp|libmkl|libdnnl|openblas|sleef|\[JIT\]"),
+    (NETWORK_KERNELS, r"libtorch|libc10|libgomp|libiomp|libmkl|libdnnl|openblas|sleef|onnxruntime|libopenvino|libtbb|\[JIT\]"),
     ("Python interpreter, numpy", r"python3|libpython|_multiarray|numpy|c_python_backend_utils"),
     ("Triton (server core, frontends, Python backend, stub)", r"tritonserver|libtriton|triton_python_backend_stub"),
     ("gRPC, protobuf, HTTP", r"grpc|protobuf|evhtp|libevent|libssl|libcrypto|libz\b"),
     ("C/C++ runtime, allocator", r"libc[.-]|libstdc\+\+|libm[.-]|ld-linux|libpthread|malloc|jemalloc|tcmalloc"),
     ("kernel", r"\[kernel|\[vdso|kallsyms"),
 ]
-STUB_WORK = [  # (what the stub is doing, a frame that says so), first match from the top of the stack wins
-    ("the network's forward pass", "STRModel.forward"),
-    ("the recogniser around it (checks, normalising, packing, padding)", "Recognizer."),
+STUB_WORK = [  # (what the stub is doing, a pattern of a frame that says so), first match wins
+    (FORWARD_PASS, r"STRModel\.forward|Session\.run|CompiledModel\.__call__"),
+    ("the recogniser around it (checks, normalising, packing, padding)", r"Recognizer\."),
     ("the adapter and the backend's Python API (requests, tensors, responses)", ""),
 ]
 
@@ -63,7 +65,7 @@ def stub_shares(collapsed: str) -> dict[str, float]:
     for line in collapsed.splitlines():
         stack, _, count = line.rpartition(" ")
         if stack and count.isdigit():
-            counts[next(work for work, frame in STUB_WORK if frame in stack)] += int(count)
+            counts[next(work for work, frame in STUB_WORK if re.search(frame, stack))] += int(count)
     total = sum(counts.values())
     return {work: n / total for work, n in counts.items()} if total else {}
 

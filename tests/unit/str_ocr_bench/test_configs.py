@@ -14,3 +14,10 @@ def test_each_variant_is_served_on_each_engine_asked_for_and_left_alone_for_auto
     assert both["recommended@onnxruntime"].parameters["engine"].string_value == "onnxruntime"
     assert both["recommended@torch"].max_batch_size == variants["recommended"].max_batch_size
     assert variants["recommended"].parameters["engine"].string_value == "auto"  # the originals are left as they were
+
+
+def test_an_engine_may_name_its_precision():
+    variants = with_engines(selected_variants("recommended"), ["openvino", "openvino:bf16"])
+    assert list(variants) == ["recommended@openvino", "recommended@openvino-bf16"]
+    assert variants["recommended@openvino-bf16"].parameters["precision"].string_value == "bf16"
+    assert "precision" not in variants["recommended@openvino"].parameters

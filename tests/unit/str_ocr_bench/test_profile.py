@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from str_ocr_bench.profile import kind_of_library, library_shares, stub_shares
+from str_ocr_bench.profile import FORWARD_PASS, NETWORK_KERNELS, kind_of_library, library_shares, stub_shares
 
 PERF_REPORT = """\
 # Samples: 9K of event 'cpu-clock:pppH'
@@ -25,7 +25,8 @@ PERF_REPORT = """\
 
 
 def test_libraries_are_sorted_into_kinds():
-    assert kind_of_library("libtorch_cpu.so") == kind_of_library("libgomp-a34b3233.so.1")
+    assert kind_of_library("libtorch_cpu.so") == kind_of_library("libgomp-a34b3233.so.1") == NETWORK_KERNELS
+    assert kind_of_library("libonnxruntime.so.1.31.1") == kind_of_library("libopenvino_intel_cpu_plugin.so") == NETWORK_KERNELS
     assert kind_of_library("libtritonserver.so") == kind_of_library("libtriton_python.so")
     assert kind_of_library("libgrpc++.so") == "gRPC, protobuf, HTTP"
     assert kind_of_library("[kernel.kallsyms]") == "kernel"
@@ -34,7 +35,7 @@ def test_libraries_are_sorted_into_kinds():
 
 def test_perf_report_shares_add_up_by_kind():
     shares = library_shares(PERF_REPORT)
-    assert shares["network kernels (torch, oneDNN, BLAS, OpenMP)"] == pytest.approx(0.677)
+    assert shares[NETWORK_KERNELS] == pytest.approx(0.677)
     assert shares["Python interpreter, numpy"] == pytest.approx(0.123)
     assert shares["other"] == pytest.approx(0.03)
     assert sum(shares.values()) == pytest.approx(1.0)
@@ -45,10 +46,12 @@ def test_stub_stacks_are_sorted_by_the_innermost_activity_they_are_in():
         "TritonPythonModel.execute (model.py:67);Recognizer.__call__ (r.py:1);STRModel.forward (m.py:3) 70",
         "TritonPythonModel.execute (model.py:67);Recognizer.__call__ (r.py:1);normalize (p.py:9) 20",
         "TritonPythonModel.execute (model.py:60);get_input_tensor_by_name (u.py:5) 10",
+        "Recognizer.__call__ (r.py:1);OnnxRuntimeEngine.__call__ (e.py:73);Session.run (ort.py:395) 35",
+        "Recognizer.__call__ (r.py:1);OpenVinoEngine.__call__ (e.py:95);CompiledModel.__call__ (ie_api.py:1) 35",
         "not a stack line",
     ])
     shares = stub_shares(collapsed)
-    assert shares == pytest.approx({"the network's forward pass": 0.7,
-                                    "the recogniser around it (checks, normalising, packing, padding)": 0.2,
-                                    "the adapter and the backend's Python API (requests, tensors, responses)": 0.1})
+    assert shares == pytest.approx({FORWARD_PASS: 140 / 170,
+                                    "the recogniser around it (checks, normalising, packing, padding)": 20 / 170,
+                                    "the adapter and the backend's Python API (requests, tensors, responses)": 10 / 170})
     assert stub_shares("") == {}
