@@ -59,7 +59,7 @@ VARIANTS = (*TUTORIAL_VARIANTS, "ragged_batching")
 ENGINES = ("torch", "onnxruntime", "openvino")
 """What text_recognition's ``engine`` parameter may name, besides ``auto`` (``str_ocr.engines``)."""
 PRECISIONS = ("f32", "bf16")
-"""What its ``precision`` parameter may name."""
+"""What its ``precision`` parameter may name, besides ``auto``."""
 RECOGNIZER_PARAMETERS = {
     "checkpoint": "",
     "output_channels": 512,
@@ -69,7 +69,7 @@ RECOGNIZER_PARAMETERS = {
     "cpu_threads": "auto",
     "channels_last": False,
     "engine": "auto",
-    "precision": "f32",
+    "precision": "auto",
 }
 """text_recognition's ``parameters`` and their defaults (read by ``str_ocr.serving``)."""
 PREPROCESS_PARAMETERS = {

@@ -10,6 +10,9 @@ width, and one that takes the widths as a second input and masks the columns pas
 | ``torch``     | CPU, GPU | f32        |
 | ``onnxruntime`` | CPU   | f32         |
 | ``openvino``  | CPU     | f32, bf16 (where the CPU has it natively) |
+
+``auto`` (``choose_engine``, ``choose_precision``) picks OpenVINO in bf16 on a CPU with native bf16, ONNX Runtime
+on another CPU, torch on a GPU: the fastest engine of each whose word accuracy is f32's (``docs/model.md``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from .contract import ENGINES, INPUT_NAME, PRECISIONS, WIDTHS_NAME
 from .model import STRModel
 
 __all__ = ["ENGINES", "PRECISIONS", "Engine", "TorchEngine", "OnnxRuntimeEngine", "OpenVinoEngine", "available",
-           "native_bf16", "choose_engine", "build_engine"]
+           "native_bf16", "choose_engine", "choose_precision", "build_engine"]
 
 
 class Engine(Protocol):
@@ -110,11 +113,16 @@ def available(engine: str) -> bool:
     return all(importlib.util.find_spec(name) is not None for name in needed)
 
 
-def choose_engine(requested: str, device: torch.device) -> str:
-    """``requested``, or for ``auto``: ONNX Runtime on a CPU instance (the fastest exact engine there), torch on a
-    GPU."""
+def choose_engine(requested: str, device: torch.device, precision: str = "auto") -> str:
+    """``requested``, or for ``auto`` the fastest engine of this instance whose readings are f32's
+    (``docs/model.md``): on a CPU with native bf16, OpenVINO (unless ``precision`` asks for f32); on another CPU,
+    ONNX Runtime; on a GPU, torch."""
     if requested == "auto":
-        return "onnxruntime" if device.type == "cpu" and available("onnxruntime") else "torch"
+        if device.type != "cpu":
+            return "torch"
+        if precision != "f32" and available("openvino") and native_bf16():
+            return "openvino"
+        return "onnxruntime" if available("onnxruntime") else "torch"
     if requested not in ENGINES:
         raise ValueError(f"engine must be auto or one of {', '.join(ENGINES)}; got {requested!r}")
     if requested != "torch" and device.type != "cpu":
@@ -124,9 +132,17 @@ def choose_engine(requested: str, device: torch.device) -> str:
     return requested
 
 
+def choose_precision(requested: str, engine: str) -> str:
+    """``requested``, or for ``auto``: bf16 on OpenVINO where the CPU has it natively, else f32."""
+    if requested != "auto":
+        return requested
+    return "bf16" if engine == "openvino" and native_bf16() else "f32"
+
+
 def build_engine(model: STRModel, engine: str, device: torch.device, threads: int, precision: str = "f32",
                  channels_last: bool = False) -> Engine:
-    """The engine ``engine`` (``choose_engine``'s answer) running ``model``'s weights."""
+    """The engine ``engine`` (``choose_engine``'s answer) running ``model``'s weights in ``precision``
+    (``choose_precision``'s)."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
     if precision != "f32" and engine != "openvino":

@@ -8,8 +8,8 @@ Settings come from the config's ``parameters`` so that one ``model.py`` serves e
 | ``output_channels`` | width of the recogniser (512 for the published model)    |
 | ``min_width``, ``max_width`` | the line widths accepted, in pixels             |
 | ``max_padding``   | how much padding lines of different widths may share       |
-| ``engine``        | ``auto`` (ONNX Runtime on a CPU instance, torch on a GPU), ``torch``, ``onnxruntime``, ``openvino`` |
-| ``precision``     | ``f32``; ``bf16`` with ``openvino`` on a CPU that has it natively |
+| ``engine``        | ``auto`` (``str_ocr.engines.choose_engine``), ``torch``, ``onnxruntime``, ``openvino`` |
+| ``precision``     | ``auto`` (bf16 on OpenVINO where the CPU has it natively), ``f32``, ``bf16`` (``openvino`` only) |
 | ``cpu_threads``   | threads of a CPU instance, whatever the engine; ``auto`` shares the cores |
 | ``channels_last`` | NHWC memory layout for torch (faster convolutions on CPUs) |
 
@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import torch
 
 from .checkpoint import load_model
-from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
+from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine, choose_precision
 from .images import ImageLimits
 from .contract import INPUT_HEIGHT, RECOGNIZER_PARAMETERS
 from .recognizer import LineLimits, Recognizer
@@ -96,6 +96,12 @@ class ServingSettings:
     engine: str = DEFAULTS["engine"]
     precision: str = DEFAULTS["precision"]
 
+    def build_engine(self, device: torch.device, threads: int) -> Engine:
+        """The engine an instance with these settings runs on ``device``: the one ``engine`` and ``precision`` pick."""
+        name = choose_engine(self.engine, device, self.precision)
+        return build_engine(load_model(self.checkpoint, self.output_channels), name, device, threads,
+                            choose_precision(self.precision, name), self.channels_last)
+
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, str], version_dir: str | Path) -> ServingSettings:
         checkpoint = parameters.get("checkpoint", "").strip()
@@ -107,7 +113,8 @@ class ServingSettings:
             cpu_threads=_parse(parameters, "cpu_threads", _threads, cls.cpu_threads, "'auto' or a positive integer"),
             channels_last=_parse(parameters, "channels_last", _boolean, cls.channels_last, "true or false"),
             engine=_parse(parameters, "engine", _choice(("auto", *ENGINES)), cls.engine, _one_of(("auto", *ENGINES))),
-            precision=_parse(parameters, "precision", _choice(PRECISIONS), cls.precision, _one_of(PRECISIONS)),
+            precision=_parse(parameters, "precision", _choice(("auto", *PRECISIONS)), cls.precision,
+                             _one_of(("auto", *PRECISIONS))),
         )
 
 
@@ -139,10 +146,8 @@ def build_recognizer(
     threads = settings.cpu_threads or threads_per_cpu_instance(cpu_instance_count(config))
     if device.type == "cpu":
         configure_threads(threads)
-    engine = build_engine(load_model(settings.checkpoint, settings.output_channels),
-                          choose_engine(settings.engine, device), device, threads, settings.precision,
-                          settings.channels_last)
-    recognizer = Recognizer(engine, limits=settings.limits, max_padding=settings.max_padding)
+    recognizer = Recognizer(settings.build_engine(device, threads), limits=settings.limits,
+                            max_padding=settings.max_padding)
     warm_up(recognizer)
     return recognizer
 

@@ -25,7 +25,7 @@ KNOWN_PARAMETERS = {
 }
 
 
-CHOICES = {contract.RECOGNIZER: {"engine": ("auto", *contract.ENGINES), "precision": contract.PRECISIONS}}
+CHOICES = {contract.RECOGNIZER: {"engine": ("auto", *contract.ENGINES), "precision": ("auto", *contract.PRECISIONS)}}
 """Parameters whose value is one of a few words, by model."""
 
 

@@ -11,14 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 
 from str_ocr.contract import RECOGNIZER
+from str_ocr.engines import Engine
+from str_ocr.serving import ServingSettings, model_parameters
 from str_ocr_client.http import GRPC_ADMIN_HEADER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs
 from str_ocr_client.sending import DEFAULT_TIMEOUT, Outcome, infer_each, infer_each_now
+from str_ocr_triton.config import default_repository
 
 MODEL = RECOGNIZER
 tutorial_input = random_lines
@@ -34,6 +38,20 @@ REQUEST_ERRORS = ("had error", "Failed to retrieve results from inference reques
 def admin_headers(server) -> dict[str, str] | None:
     """What a gRPC call to the server's administrative APIs (model configs, statistics) sends: its key, if any."""
     return {GRPC_ADMIN_HEADER: server.admin_key} if server.admin_key else None
+
+
+def served_config(server, model: str = MODEL) -> dict:
+    """The config ``model`` is served with, as JSON."""
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        return client.get_model_config(model, headers=admin_headers(server), as_json=True)["config"]
+
+
+def in_process_engine(config: dict) -> Engine:
+    """The engine an instance of the recogniser's ``config`` runs (engine, precision, weights, device kind), built
+    here: the reference its served logits must equal."""
+    settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / MODEL / "1")
+    on_gpu = any(group["kind"] == "KIND_GPU" for group in config["instance_group"])
+    return settings.build_engine(torch.device("cuda" if on_gpu else "cpu"), threads=1)
 
 
 def infer(client: grpcclient.InferenceServerClient, array: np.ndarray, model: str = MODEL) -> np.ndarray:

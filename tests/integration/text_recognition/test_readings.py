@@ -1,12 +1,13 @@
-"""The served recogniser reads generated text lines exactly as the same weights do in-process."""
+"""The served recogniser reads generated text lines exactly as the same weights on the same engine do in-process."""
 
 import pytest
 
-from str_ocr import Recognizer, load_model
+from str_ocr import Recognizer
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import TextLineSynth
 from str_ocr_client.sending import read_lines
-from str_ocr_triton.config import served_weights
+
+from ..helpers import in_process_engine, served_config
 
 pytestmark = pytest.mark.integration
 
@@ -17,7 +18,7 @@ def test_served_readings_equal_in_process_readings(serve):
     lines = [synth.sample(TUTORIAL_WIDTH if i % 3 == 0 else None) for i in range(90)]
     images = [s.image for s in lines]
     served = read_lines(server.grpc_url, images)
-    local = Recognizer(load_model(*served_weights()), max_padding=0).read(images)  # no padding, as served here
+    local = Recognizer(in_process_engine(served_config(server)), max_padding=0).read(images)  # no padding, as served
     assert [r.text for r in served] == [r.text for r in local]
     for a, b in zip(served, local):
         assert a.confidence == pytest.approx(b.confidence, abs=1e-3)

@@ -11,16 +11,14 @@ import torch
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from str_ocr import load_model
 from str_ocr.engines import ENGINES
-from str_ocr.serving import ServingSettings, model_parameters
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import recognizer_inputs
 from str_ocr_client.stats import counts_since, execution_counts, metric_total, scrape
 from str_ocr_triton.config import default_repository, read_model_config
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
-from ..helpers import MODEL, admin_headers, infer, send_concurrently, tutorial_input
+from ..helpers import MODEL, admin_headers, in_process_engine, infer, send_concurrently, served_config, tutorial_input
 
 pytestmark = pytest.mark.integration
 
@@ -31,39 +29,41 @@ def test_every_variant_answers_the_tutorial_request(client):
     assert client.is_model_ready(MODEL)
 
 
-def test_served_logits_equal_in_process_logits(client, variant_server):
-    config = client.get_model_config(MODEL, headers=admin_headers(variant_server), as_json=True)["config"]
-    settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / MODEL / "1")
-    kind = config["instance_group"][0]["kind"]
-    device = "cuda" if kind == "KIND_GPU" else "cpu"  # the same arithmetic as the instance (TF32 on a GPU)
-    model = load_model(settings.checkpoint, settings.output_channels, device=device)
-    for batch, width in [(1, 100), (3, 100), (2, 57)]:
-        lines = tutorial_input(batch, width, seed=width)
-        with torch.inference_mode():
-            expected = model(torch.from_numpy(lines).to(device)).cpu().numpy()
-        np.testing.assert_allclose(infer(client, lines), expected, rtol=0, atol=logit_tolerance(kind))
+def test_served_logits_equal_in_process_logits(variant_server):
+    config = served_config(variant_server)
+    engine = in_process_engine(config)  # the same engine and precision (TF32 on a GPU)
+    with grpcclient.InferenceServerClient(variant_server.grpc_url) as client:
+        for batch, width in [(1, 100), (3, 100), (2, 57)]:
+            lines = tutorial_input(batch, width, seed=width)
+            expected = engine(torch.from_numpy(lines).to(engine.device), None).cpu().numpy()
+            np.testing.assert_allclose(infer(client, lines), expected, rtol=0,
+                                       atol=logit_tolerance(config["instance_group"][0]["kind"]))
 
 
-def load_with_engine(server, config: dict, engine: str) -> None:
-    """Load text_recognition anew with ``config``'s ``engine`` parameter set, as an operator's update would."""
+def with_parameters(config: dict, **parameters: str) -> dict:
     changed = json.loads(json.dumps(config))
-    changed.setdefault("parameters", {})["engine"] = {"string_value": engine}
-    status, body = TritonHTTP(server.http_url, server.admin_key).load(MODEL, changed)
-    assert status == 200, f"engine {engine}: {body}"
+    changed.setdefault("parameters", {}).update({k: {"string_value": v} for k, v in parameters.items()})
+    return changed
 
 
-def test_every_variant_serves_on_every_engine_with_the_same_logits(client, variant_server):
-    config = client.get_model_config(MODEL, headers=admin_headers(variant_server), as_json=True)["config"]
+def load_config(server, config: dict) -> None:
+    """Load text_recognition anew with ``config``, as an operator's update would."""
+    status, body = TritonHTTP(server.http_url, server.admin_key).load(MODEL, config)
+    assert status == 200, f"{config.get('parameters')}: {body}"
+
+
+def test_every_variant_serves_on_every_f32_engine_with_the_same_logits(client, variant_server):
+    config = served_config(variant_server)
     if any(g["kind"] == "KIND_GPU" for g in config["instance_group"]):
         pytest.skip("the ONNX Runtime and OpenVINO engines are CPU engines; this variant runs on the GPU here")
     lines = [tutorial_input(3, 100, seed=1), tutorial_input(2, 57, seed=2)]
     logits = {}
     try:
         for engine in ENGINES:
-            load_with_engine(variant_server, config, engine)
+            load_config(variant_server, with_parameters(config, engine=engine, precision="f32"))
             logits[engine] = [infer(client, x) for x in lines]
     finally:
-        load_with_engine(variant_server, config, config.get("parameters", {}).get("engine", {}).get("string_value", "auto"))
+        load_config(variant_server, config)
     for engine in ENGINES:
         for ours, reference in zip(logits[engine], logits["torch"]):
             np.testing.assert_allclose(ours, reference, rtol=0, atol=logit_tolerance("cpu"), err_msg=engine)
@@ -82,11 +82,11 @@ def columns_by_load(server) -> dict[str, float]:
 def test_a_reloaded_instance_counts_from_zero_in_counters_of_its_own(serve):
     server = serve("queue_delay_100us")
     client = grpcclient.InferenceServerClient(server.grpc_url)
-    config = client.get_model_config(MODEL, headers=admin_headers(server), as_json=True)["config"]
+    config = served_config(server)
     seen = set(columns_by_load(server))
     try:
         for engine in ("torch", "onnxruntime", "torch"):
-            load_with_engine(server, config, engine)
+            load_config(server, with_parameters(config, engine=engine))
             infer(client, tutorial_input(1, width=100))
             deadline = time.monotonic() + 30
             while len(counted := columns_by_load(server)) > 1 and time.monotonic() < deadline:
@@ -96,7 +96,7 @@ def test_a_reloaded_instance_counts_from_zero_in_counters_of_its_own(serve):
             assert labels not in seen, f"{engine}: {labels} shared with an earlier load"
             seen.add(labels)
     finally:
-        load_with_engine(server, config, config.get("parameters", {}).get("engine", {}).get("string_value", "auto"))
+        load_config(server, config)
         client.close()
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from str_ocr import Recognizer, load_model, normalize
-from str_ocr.engines import ENGINES, OpenVinoEngine, build_engine, choose_engine
+from str_ocr.engines import ENGINES, OpenVinoEngine, build_engine, choose_engine, choose_precision, native_bf16
 from str_ocr.graphs import CACHE_ENV, exported_graphs
 from str_ocr.synth import TextLineSynth
 from str_ocr_triton.config import served_weights
@@ -64,8 +64,13 @@ def test_the_graphs_are_exported_once_per_set_of_weights(model, graph_cache):
     assert again == first and {k: p.stat().st_mtime_ns for k, p in again.items()} == stamps
 
 
-def test_auto_picks_onnx_runtime_on_a_cpu_and_torch_on_a_gpu():
-    assert choose_engine("auto", CPU) == "onnxruntime"
+def test_auto_picks_openvino_bf16_on_a_cpu_with_native_bf16_onnx_runtime_on_another_and_torch_on_a_gpu():
+    native = native_bf16()
+    assert choose_engine("auto", CPU) == ("openvino" if native else "onnxruntime")
+    assert choose_precision("auto", choose_engine("auto", CPU)) == ("bf16" if native else "f32")
+    assert choose_engine("auto", CPU, precision="f32") == "onnxruntime"
+    assert choose_precision("auto", "onnxruntime") == choose_precision("auto", "torch") == "f32"
+    assert choose_precision("f32", "openvino") == "f32"
     assert choose_engine("auto", torch.device("cuda", 0)) == "torch"
     with pytest.raises(ValueError, match="CPU instances only"):
         choose_engine("onnxruntime", torch.device("cuda", 0))

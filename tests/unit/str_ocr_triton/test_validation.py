@@ -125,4 +125,4 @@ def test_an_engine_or_precision_the_recogniser_does_not_know(repository):
     path.write_text(text.replace("parameters [", 'parameters [\n  { key: "precision", value: { string_value: "fp8" } },', 1))
     problems = validate(repository)
     assert any("parameter 'engine' is 'onnx'; it must be one of auto, torch, onnxruntime, openvino" in p for p in problems)
-    assert any("parameter 'precision' is 'fp8'; it must be one of f32, bf16" in p for p in problems)
+    assert any("parameter 'precision' is 'fp8'; it must be one of auto, f32, bf16" in p for p in problems)
