@@ -32,7 +32,7 @@ from str_ocr_client.http import TritonHTTP
 from ..metrics import LauncherMetrics
 from .not_ready import Readiness
 from .retry import from_dead_instance
-from .stubs import Stub, is_zombie, living_stubs, parse_stub, remove_region, stat_fields
+from .stubs import Stub, is_zombie, living_stubs, parse_stub, remove_regions, stat_fields
 
 RELOAD_PARAMETER = "str_ocr_reload"
 """A parameter no model reads, counted up on each recovery so that the server sees a changed model."""
@@ -194,7 +194,7 @@ class Watchdog(threading.Thread):
                     self.log(f"watchdog: stopped {stub.instance} (pid {stub.pid}) of {stub.model}'s replaced version")
                 except OSError:
                     pass
-            remove_region(stub)
+        remove_regions(old)
         if self.reap:
             self._reap_when_dead([s.pid for s in old])
 
