@@ -12,6 +12,7 @@ from str_ocr_triton.config import ModelConfig, default_repository, read_model_co
 
 RECOMMENDED = "recommended"
 CANDIDATES = {  # name: (max_batch_size, instances, max_queue_delay_microseconds, channels_last)
+    "mbs8_2x_nhwc": (8, 2, 0, True),
     "mbs16_2x_nhwc": (16, 2, 0, True),
     "mbs32_2x_nhwc": (32, 2, 0, True),
     "mbs32_1x_nhwc": (32, 1, 0, True),

@@ -47,6 +47,16 @@ def test_packed_lines_read_on_each_engine_as_torch_reads_them_alone(engine, mode
     assert [r.text for r in texts] == [r.text for r in alone.read([s.image for s in lines])]
 
 
+@pytest.mark.skipif(not native_bf16(), reason="this CPU has no native bf16, so OpenVINO's bf16 is not offered here")
+def test_packed_lines_read_in_bf16_as_each_line_alone_in_bf16(model, graph_cache, lines):
+    engine = build_engine(model, "openvino", CPU, threads=1, precision="bf16")
+    requests = [normalize(s.image)[None, None] for s in lines]
+    packed = Recognizer(engine, max_padding=10.0, max_lines=64)(requests)
+    alone = Recognizer(engine, max_padding=0)
+    worst = max(float((logits - alone([r])[0]).abs().max()) for r, logits in zip(requests, packed))
+    assert worst <= LOGIT_TOLERANCE, f"bf16 packed logits differ from bf16's alone by {worst:.2e}"
+
+
 @pytest.mark.parametrize("engine", EXPORTED)
 def test_a_batch_of_one_width_runs_the_plain_graph_with_torchs_logits(engine, model, graph_cache):
     batch = torch.rand(5, 1, 32, 100) * 2 - 1
