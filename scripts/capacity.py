@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from str_ocr.contract import RECOGNIZER
+from str_ocr_bench.configs import served_as
 from str_ocr_capacity.curves import images_per_request, load_curves
 from str_ocr_capacity.hpa import HpaRule
 from str_ocr_capacity.plots import plot_day, plot_plan
@@ -28,7 +29,6 @@ from str_ocr_triton.config import default_repository, read_model_config
 ROOT = Path(__file__).resolve().parents[1]
 HPA = ROOT / "deploy/kubernetes/base/hpa.yaml"
 START_TIME = "start_time.json"
-SERVED = "recommended"  # the bench's name for config.pbtxt, which the image serves
 
 
 def queue_limit() -> int:
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench", type=Path, default=ROOT / "bench/cpu-2-cores", help="a bench/<machine> folder")
     parser.add_argument("--hpa", type=Path, default=HPA, help="the HPA manifest whose rule the day runs under")
     parser.add_argument("--simulate", help="config to simulate the day with (default: the one the image serves, "
-                                           "'recommended', where the bench has it; else the plan's first)")
+                                           "'recommended' on the engine auto picks here, where the bench has it; else the plan's first)")
     parser.add_argument("--pod-start-s", type=float, help="pod start to ready, s (default: measured + --schedule-s)")
     parser.add_argument("--schedule-s", type=float, default=5.0,
                         help="added to the measured start: scheduling, container start, a probe period (default 5)")
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     if not plans:
         print("No config holds this p95 at any replica count.")
         return 1
-    variant = args.simulate or (SERVED if SERVED in curves else plans[0].variant)
+    variant = args.simulate or served_as(curves) or plans[0].variant
     rule = HpaRule.from_manifest(args.hpa)
     start = pod_start_s(args.bench, args)
     steps = simulate(curves[variant], rule, day_of_traffic(args.rps), start, queue_limit())

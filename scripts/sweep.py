@@ -34,9 +34,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stability-percentage", type=int, default=10,
                         help="perf_analyzer's: how close its last three windows must be (default %(default)s)")
     parser.add_argument("--engines", default="auto",
-                        help="engines to serve each configuration with, each ENGINE or ENGINE:PRECISION, e.g. "
-                             "torch,onnxruntime,openvino,openvino:bf16: configurations are then named VARIANT@ENGINE "
-                             "(default %(default)s: each as its config says)")
+                        help="engines to serve each configuration with, each ENGINE or ENGINE:PRECISION (f32 unless "
+                             "named), e.g. torch,onnxruntime,openvino:f32,openvino:bf16: configurations are then named "
+                             "VARIANT@ENGINE (default %(default)s: each as its config says)")
     parser.add_argument("--alone-batches", default="1,2,4,8,16,32,64")
     parser.add_argument("--alone-threads", default="1,2", help="torch threads to time the model alone with (CPU)")
     parser.add_argument("--alone-seconds", type=float, default=2.0)

@@ -96,7 +96,7 @@ class ServingSettings:
     engine: str = DEFAULTS["engine"]
     precision: str = DEFAULTS["precision"]
 
-    def build_engine(self, device: torch.device, threads: int) -> Engine:
+    def engine_on(self, device: torch.device, threads: int) -> Engine:
         """The engine an instance with these settings runs on ``device``: the one ``engine`` and ``precision`` pick."""
         name = choose_engine(self.engine, device, self.precision)
         return build_engine(load_model(self.checkpoint, self.output_channels), name, device, threads,
@@ -146,7 +146,7 @@ def build_recognizer(
     threads = settings.cpu_threads or threads_per_cpu_instance(cpu_instance_count(config))
     if device.type == "cpu":
         configure_threads(threads)
-    recognizer = Recognizer(settings.build_engine(device, threads), limits=settings.limits,
+    recognizer = Recognizer(settings.engine_on(device, threads), limits=settings.limits,
                             max_padding=settings.max_padding)
     warm_up(recognizer)
     return recognizer

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
+
+import torch
 
 from google.protobuf import text_format
 
-from str_ocr.contract import RECOGNIZER, TUTORIAL_VARIANTS
+from str_ocr.contract import ENGINES, PRECISIONS, RECOGNIZER, TUTORIAL_VARIANTS
+from str_ocr.engines import choose_engine, choose_precision
 from str_ocr_triton.config import ModelConfig, default_repository, read_model_config
 
 RECOMMENDED = "recommended"
@@ -66,20 +70,43 @@ def selected_variants(which: str) -> dict[str, ModelConfig]:
     return {n: everything.get(n) or read_model_config(model_dir, n) for n in names}
 
 
+def engine_spec(spec: str) -> tuple[str, str | None]:
+    """``ENGINE`` or ``ENGINE:PRECISION`` -> (engine, precision or None), or a ValueError that says what to write."""
+    engine, _, precision = spec.partition(":")
+    if engine not in ENGINES or (precision and precision not in PRECISIONS):
+        raise ValueError(f"engine {spec!r}: write ENGINE or ENGINE:PRECISION, ENGINE one of {', '.join(ENGINES)}, "
+                         f"PRECISION one of {', '.join(PRECISIONS)}")
+    return engine, precision or None
+
+
 def with_engines(variants: dict[str, ModelConfig], engines: list[str]) -> dict[str, ModelConfig]:
-    """Each variant on each engine (``str_ocr.engines``), named ``VARIANT@ENGINE``; an engine may name its precision,
-    ``openvino:bf16`` (named ``VARIANT@openvino-bf16``); ``["auto"]``: the variants as they are."""
+    """Each variant on each engine (``str_ocr.engines``), named ``VARIANT@ENGINE``, in f32 unless the engine names its
+    precision, ``openvino:bf16`` (named ``VARIANT@openvino-bf16``); ``["auto"]``: the variants as they are."""
     if engines == ["auto"]:
         return variants
     result = {}
     for name, config in variants.items():
         for spec in engines:
-            engine, _, precision = spec.partition(":")
+            engine, precision = engine_spec(spec)
             copy = _copy(config)
             set_parameter(copy, "engine", engine)
-            set_parameter(copy, "precision", precision or None)
+            set_parameter(copy, "precision", precision or "f32")
             result[f"{name}@{engine}-{precision}" if precision else f"{name}@{engine}"] = copy
     return result
+
+
+def base_variant(name: str) -> str:
+    """The config a swept configuration stands for: ``VARIANT@ENGINE`` -> ``VARIANT``."""
+    return name.partition("@")[0]
+
+
+def served_as(names: Iterable[str], variant: str = RECOMMENDED) -> str | None:
+    """Among a sweep's names, ``variant`` on the engine and precision ``auto`` picks on this machine's CPU (what
+    the image serves here), or None."""
+    engine = choose_engine("auto", torch.device("cpu"))
+    precision = choose_precision("auto", engine)
+    found = set(names)
+    return next((n for n in (variant, f"{variant}@{engine}-{precision}", f"{variant}@{engine}") if n in found), None)
 
 
 def build_repository(root: Path, variants: dict[str, ModelConfig], checkpoint: str | None,

@@ -16,7 +16,7 @@ import torch
 from str_ocr.contract import TUTORIAL_VARIANTS
 
 from .alone import cheapest, fastest
-from .configs import RECOMMENDED
+from .configs import RECOMMENDED, base_variant
 from .sweep import Level
 
 P95_BUDGETS_MS = [10, 25, 50, 100, 250]
@@ -124,9 +124,10 @@ def plot(path: Path, results: Results, alone: Sequence[dict], title: str) -> Non
     colours = plt.get_cmap("tab20").colors
     for index, (name, levels) in enumerate(results.items()):
         measured = [lv.measured for lv in levels if lv.measured]
+        variant = base_variant(name)
         style = {"color": colours[index % len(colours)], "marker": "o",
-                 "linestyle": "-" if name in TUTORIAL_VARIANTS or name == RECOMMENDED else "--",
-                 "linewidth": 3 if name == RECOMMENDED else 1.5}
+                 "linestyle": "-" if variant in TUTORIAL_VARIANTS or variant == RECOMMENDED else "--",
+                 "linewidth": 3 if variant == RECOMMENDED else 1.5}
         left.plot([m.concurrency for m in measured], [m.throughput for m in measured], label=name, **style)
         right.plot([m.concurrency for m in measured], [m.p95_us / 1e3 for m in measured], **style)
     best = fastest(alone)

@@ -51,7 +51,7 @@ def in_process_engine(config: dict) -> Engine:
     here: the reference its served logits must equal."""
     settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / MODEL / "1")
     on_gpu = any(group["kind"] == "KIND_GPU" for group in config["instance_group"])
-    return settings.build_engine(torch.device("cuda" if on_gpu else "cpu"), threads=1)
+    return settings.engine_on(torch.device("cuda" if on_gpu else "cpu"), threads=1)
 
 
 def infer(client: grpcclient.InferenceServerClient, array: np.ndarray, model: str = MODEL) -> np.ndarray:

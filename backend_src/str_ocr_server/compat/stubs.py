@@ -113,7 +113,8 @@ def only_dead_versions_left(process: subprocess.Popen, repository: Path, settle:
 
 
 def remove_regions(stubs: Iterable[Stub]) -> int:
-    """``remove_region`` for each stub (those of a server that died, which nothing else unlinks); how many were there."""
+    """``remove_region`` for each stub (of a server that died, or of a version the watchdog replaced: nothing else
+    unlinks them); how many were there."""
     return sum(remove_region(stub) for stub in stubs)
 
 

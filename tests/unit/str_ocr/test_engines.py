@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from str_ocr import Recognizer, load_model, normalize
+from str_ocr import engines
 from str_ocr.engines import ENGINES, OpenVinoEngine, build_engine, choose_engine, choose_precision, native_bf16
 from str_ocr.graphs import CACHE_ENV, exported_graphs
 from str_ocr.synth import TextLineSynth
@@ -74,11 +75,13 @@ def test_the_graphs_are_exported_once_per_set_of_weights(model, graph_cache):
     assert again == first and {k: p.stat().st_mtime_ns for k, p in again.items()} == stamps
 
 
-def test_auto_picks_openvino_bf16_on_a_cpu_with_native_bf16_onnx_runtime_on_another_and_torch_on_a_gpu():
-    native = native_bf16()
+@pytest.mark.parametrize("native", [True, False], ids=["native-bf16", "no-bf16"])
+def test_auto_picks_openvino_bf16_on_a_cpu_with_native_bf16_onnx_runtime_on_another_and_torch_on_a_gpu(native, monkeypatch):
+    monkeypatch.setattr(engines, "native_bf16", lambda: native)
     assert choose_engine("auto", CPU) == ("openvino" if native else "onnxruntime")
     assert choose_precision("auto", choose_engine("auto", CPU)) == ("bf16" if native else "f32")
     assert choose_engine("auto", CPU, precision="f32") == "onnxruntime"
+    assert choose_engine("auto", CPU, precision="bf16") == "openvino"  # whose error says what to change if need be
     assert choose_precision("auto", "onnxruntime") == choose_precision("auto", "torch") == "f32"
     assert choose_precision("f32", "openvino") == "f32"
     assert choose_engine("auto", torch.device("cuda", 0)) == "torch"
@@ -94,7 +97,7 @@ def test_bf16_only_on_openvino_and_only_where_the_cpu_has_it(model, graph_cache)
     import openvino
 
     if "BF16" not in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
-        with pytest.raises(ValueError, match="use precision 'f32'"):
+        with pytest.raises(ValueError, match="use precision 'auto' or 'f32'"):
             OpenVinoEngine(exported_graphs(model), threads=1, precision="bf16")
         return
     batch = torch.rand(8, 1, 32, 100) * 2 - 1
