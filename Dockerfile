@@ -38,6 +38,8 @@ COPY backend_src backend_src
 COPY --from=deps /opt/reaper/libreap_stubs.so backend_src/str_ocr_server/compat/
 RUN python3 -m pip install --no-cache-dir --no-deps . && rm -rf build backend_src/*.egg-info
 COPY model_repository model_repository
+# text_detection's file for Triton's onnxruntime backend (--model-config-name onnxruntime, NVIDIA's base).
+RUN python3 -c "from str_ocr.detection import copy_detector; copy_detector('model_repository/text_detection/1/model.onnx')"
 # The exported models' repository, for a server with their backend (NVIDIA's): not the launcher's default.
 COPY model_repository_onnx model_repository_onnx
 # The launcher lays out the wheel server's backend directory now, so that the running image writes nothing.

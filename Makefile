@@ -18,7 +18,7 @@ IMAGE_BASE ?= auto
 # run (quick when cached); 0: it does neither (for a quick run of the unit tests, say).
 CONTAINERS ?= 1
 
-.PHONY: setup demo test serve bench profile perf analyze capacity image lock clean
+.PHONY: setup demo test serve bench profile perf analyze capacity detector-onnx peers image lock clean
 
 setup: $(STAMP) $(REAPER)
 
@@ -68,18 +68,32 @@ $(ANALYZER): requirements-analyzer.txt
 	.venv-analyzer/bin/pip install --quiet --disable-pip-version-check -r requirements-analyzer.txt
 	touch $@
 
+# RapidOCR, measured beside ocr_page, in a virtualenv of its own (it wants numpy 2 and opencv-python)
+RAPIDOCR := .venv-rapidocr/.setup-done
+$(RAPIDOCR): requirements-rapidocr.txt
+	$(PYTHON) -m venv .venv-rapidocr
+	.venv-rapidocr/bin/pip install --quiet --disable-pip-version-check -r requirements-rapidocr.txt
+	touch $@
+
+peers: $(RAPIDOCR)
+
 analyze: setup $(ANALYZER)
 	$(PY) scripts/analyze.py --model-analyzer $(ANALYZER) $(ANALYZE_ARGS)
 
 capacity: setup
 	$(PY) scripts/capacity.py --rps $(RPS) --p95-ms $(P95_MS) $(CAPACITY_ARGS)
 
+# text_detection's file for Triton's onnxruntime backend (its configs/onnxruntime.pbtxt), from the pinned package
+detector-onnx: setup
+	$(PY) -c "from str_ocr.detection import copy_detector; copy_detector('model_repository/text_detection/1/model.onnx')"
+
 image:
 	bash docker/build.sh $(IMAGE_BASE)
 
 lock:
 	rm -rf /tmp/str-ocr-lock && $(PYTHON) -m venv /tmp/str-ocr-lock
-	/tmp/str-ocr-lock/bin/pip install --quiet -r requirements.in
+	grep -v "^rapidocr-onnxruntime" requirements.in | /tmp/str-ocr-lock/bin/pip install --quiet -r /dev/stdin
+	/tmp/str-ocr-lock/bin/pip install --quiet --no-deps $$(grep -o "^rapidocr-onnxruntime==[0-9.]*" requirements.in)
 	{ echo "# Every package pinned; generated from requirements.in by \`make lock\`. Do not edit by hand."; \
 	  /tmp/str-ocr-lock/bin/pip freeze --all | grep -v "^pip==" | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.txt
 

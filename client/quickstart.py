@@ -1,25 +1,30 @@
-"""Start the server, send the tutorial's request, read generated images through the ocr ensemble, stop.
+"""Start the server, send the tutorial's request, read generated lines and a generated page, stop.
 
     .venv/bin/python -m client.quickstart [--words triton,inference,server] [--count 32] [--config-name NAME]
 
 First the tutorial's request to text_recognition (``input.1`` [B, 1, 32, 100], decoded here), then the
-asyncio client demo (``python -m client.demo``) against ``ocr``: image bytes in, text out.
+asyncio client demo (``python -m client.demo``) against ``ocr``: image bytes in, text out; then the demo
+against ``ocr_page`` with a generated page, whose words it draws on a copy of it.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 import tritonclient.grpc as grpcclient
 
 from client import demo
 from str_ocr import greedy_decode, normalize
-from str_ocr.contract import INPUT_NAME, OCR, OUTPUT_NAME, RECOGNIZER, TUTORIAL_WIDTH
-from str_ocr.synth import TextLineSynth
+from str_ocr.contract import INPUT_NAME, OCR, OCR_PAGE, OUTPUT_NAME, RECOGNIZER, TUTORIAL_WIDTH
+from str_ocr.synth import PageSynth, TextLineSynth
 from str_ocr_client.requests import logits_of, recognizer_inputs
 from str_ocr_server.process import ServerProcess
+
+
+OUT = Path("runs/demo")
 
 
 def main() -> int:
@@ -33,7 +38,7 @@ def main() -> int:
     synth = TextLineSynth(seed=7)
     lines = np.stack([normalize(synth.render(word, TUTORIAL_WIDTH))[np.newaxis] for word in words])
     print(f"quickstart: starting tritonserver (config {args.config_name or 'config.pbtxt'}) ...", flush=True)
-    with ServerProcess(config_name=args.config_name, models=[RECOGNIZER, OCR]) as server:
+    with ServerProcess(config_name=args.config_name, models=[RECOGNIZER, OCR, OCR_PAGE]) as server:
         client = grpcclient.InferenceServerClient(server.grpc_url)
         logits = logits_of(client.infer(RECOGNIZER, recognizer_inputs(lines)))
         print(f"quickstart: sent {INPUT_NAME} {list(lines.shape)}, got {OUTPUT_NAME} {list(logits.shape)}")
@@ -45,6 +50,12 @@ def main() -> int:
         print(f"quickstart: {correct} of {len(words)} read exactly\n")
         print(f"quickstart: python -m client.demo --url {server.grpc_url} --count {args.count}", flush=True)
         status = demo.main(["--url", server.grpc_url, "--count", str(args.count)])
+        page = OUT / "page.png"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_bytes(PageSynth(seed=5, fonts="core").page(background="paper", layout="scene").encoded())
+        print(f"\nquickstart: python -m client.demo --url {server.grpc_url} --page {page} --out {OUT}", flush=True)
+        status = demo.main(["--url", server.grpc_url, "--page", str(page), "--out", str(OUT)]) or status
+        print(f"quickstart: the page with its words drawn on it: {OUT / 'page.read.png'}")
         print("quickstart: stopping the server")
     return status
 

@@ -9,9 +9,11 @@
 set -euo pipefail
 step=$1 dir=$2
 # What the launcher and the models import besides torch (and protobuf, below); versions from requirements.txt.
-PACKAGES=(numpy pillow tritonclient grpcio prometheus_client aiohttp)
+PACKAGES=(numpy pillow tritonclient grpcio prometheus_client aiohttp opencv-python-headless)
 # The recogniser's CPU engines, and the exporter that makes their graphs from the served weights at load time.
 ENGINES=(onnxruntime openvino onnx onnxscript tqdm)
+# The text detector's ONNX file comes inside this package; nothing else of it is used, so none of its dependencies.
+DETECTOR=rapidocr-onnxruntime
 USER_NAME=triton-server  # NGC's non-root user, uid 1000; the CPU image makes the same
 
 ngc() { [ -x /opt/tritonserver/bin/tritonserver ]; }
@@ -52,6 +54,7 @@ cpu_deps() {
   # onnx wants protobuf 6, which the caps above cannot resolve: the engines come after the re-pin, resolved
   # against requirements.txt's pins (protobuf 6 among them, as in the virtualenv).
   pip_install "$python" "$dir/requirements.txt" "${ENGINES[@]}"
+  pip_install "$python" "$dir/requirements.txt" --no-deps "$DETECTOR"
 }
 
 PINS_PY='
@@ -68,6 +71,7 @@ ngc_runtime() {
   # A CUDA build of torch for the container's CUDA 12.6 (the cu124 wheels run on its driver).
   python3 -m pip install --no-cache-dir "${NGC_TORCH:?}" --index-url "${NGC_TORCH_INDEX:?}"
   python3 -m pip install --no-cache-dir -c "$(without torch)" "${PACKAGES[@]}" "${ENGINES[@]}" protobuf
+  python3 -m pip install --no-cache-dir -c "$(without torch)" --no-deps "$DETECTOR"
 }
 
 cpu_runtime() {

@@ -17,7 +17,7 @@ _MODULE_OF = {
     "CheckpointMismatchError": "checkpoint", "load_model": "checkpoint", "save_checkpoint": "checkpoint",
     "STRModel": "model",
     "denormalize": "preprocess", "normalize": "preprocess",
-    "InputError": "errors", "LineLimits": "recognizer", "Recognizer": "recognizer",
+    "InputError": "errors", "LineLimits": "preprocess", "Recognizer": "recognizer",
 }
 
 __all__ = sorted(_MODULE_OF)

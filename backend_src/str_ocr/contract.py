@@ -16,6 +16,11 @@ RECOGNIZER_ONNX = "text_recognition_onnx"
 OCR = "ocr"
 PREPROCESS = "ocr_preprocess"
 POSTPROCESS = "ocr_postprocess"
+DETECTOR = "text_detection"
+OCR_PAGE = "ocr_page"
+
+MODEL_CALLS = {OCR_PAGE: (DETECTOR, RECOGNIZER)}
+"""The models a Python model calls (BLS): Triton cannot see them in its config, as it sees an ensemble's steps."""
 
 # --- Tensors -----------------------------------------------------------------------------------------
 INPUT_NAME = "input.1"
@@ -33,6 +38,17 @@ LOGITS = "LOGITS"
 """``ocr_postprocess``'s input: one line's logits, FP32 ``[T, NUM_CLASSES]``."""
 TEXT = "TEXT"
 CONFIDENCE = "CONFIDENCE"
+DETECTOR_INPUT = "x"
+"""The detector's input, FP32 ``[1, 3, H, W]`` (BGR scaled to [-1, 1], H and W multiples of 32): its ONNX names."""
+DETECTOR_OUTPUT = "sigmoid_0.tmp_0"
+"""The detector's output, FP32 ``[1, 1, H, W]``: the probability that each pixel is text."""
+BOXES = "BOXES"
+"""``ocr_page``'s output: FP32 ``[N, 4, 2]``, each word's corners (x, y) clockwise from top-left, in the image's
+pixels."""
+TEXTS = "TEXTS"
+"""``ocr_page``'s output: TYPE_STRING ``[N]``, each word's text, in reading order."""
+CONFIDENCES = "CONFIDENCES"
+"""``ocr_page``'s output: FP32 ``[N]``, each word's reading confidence."""
 
 # --- Shapes ------------------------------------------------------------------------------------------
 INPUT_HEIGHT = 32
@@ -83,6 +99,41 @@ POSTPROCESS_PARAMETERS = {
     "max_width": MAX_WIDTH,
 }
 """ocr_postprocess's ``parameters`` and their defaults: it refuses logits of more time steps than a line this wide gives."""
+DETECTION_PARAMETERS = {
+    "min_side": 736,
+    "max_side": 2000,
+    "threshold": 0.3,
+    "box_threshold": 0.5,
+    "unclip_ratio": 1.6,
+}
+"""How ``ocr_page`` sizes an image for text_detection and turns its probability map into boxes (PP-OCR's values)."""
+PAGE_PARAMETERS = {
+    **DETECTION_PARAMETERS,
+    "max_bytes": PREPROCESS_PARAMETERS["max_bytes"],
+    "max_pixels": 16_000_000,
+    "min_width": MIN_WIDTH,
+    "max_width": MAX_WIDTH,
+    "max_boxes": 500,
+    "word_gap": 0.15,
+    "crop_batching": "ragged",
+    "max_crops_per_request": 32,
+}
+"""ocr_page's ``parameters`` and their defaults."""
+DETECTOR_PARAMETERS = {
+    "max_side": 2048,
+    "engine": "auto",
+    "cpu_threads": "auto",
+}
+"""text_detection's ``parameters`` and their defaults: the largest side accepted (a multiple of 32), the engine
+(``auto``, ``onnxruntime``, ``openvino``) and a CPU instance's threads."""
+DETECTOR_ENGINES = ("onnxruntime", "openvino")
+"""What text_detection's ``engine`` parameter may name, besides ``auto`` (``str_ocr.detection``)."""
+PAGE_TENSORS = {IMAGE: ("input", "TYPE_UINT8", [-1]), BOXES: ("output", "TYPE_FP32", [-1, 4, 2]),
+                TEXTS: ("output", "TYPE_STRING", [-1]), CONFIDENCES: ("output", "TYPE_FP32", [-1])}
+"""ocr_page's tensors: (direction, type, dims), with ``max_batch_size: 0``."""
+CROP_BATCHINGS = ("ragged", "padded", "none")
+"""How ocr_page sends a page's crops to text_recognition: each its own request, pooled by the ragged batcher with
+the crops of every page in flight; one padded batch per page; one at a time."""
 PYTHON_BACKEND_PARAMETERS = ("FORCE_CPU_ONLY_INPUT_TENSORS", "EXECUTION_ENV_PATH")
 """Parameters the Python backend itself reads."""
 

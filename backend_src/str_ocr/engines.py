@@ -18,7 +18,6 @@ on another CPU, torch on a GPU: the fastest engine of each whose word accuracy i
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +25,7 @@ from typing import Protocol
 import torch
 
 from .contract import ENGINES, INPUT_NAME, PRECISIONS, WIDTHS_NAME
+from .cpu_features import native_bf16
 from .model import STRModel
 
 __all__ = ["ENGINES", "PRECISIONS", "Engine", "TorchEngine", "OnnxRuntimeEngine", "OpenVinoEngine", "available",
@@ -100,18 +100,6 @@ class OpenVinoEngine:
             inputs.append(widths.to(torch.int64).numpy())
         model = self.models["plain" if widths is None else "masked"]
         return torch.from_numpy(model(inputs)[0])  # a copy of its own: outputs are not shared by default
-
-
-@functools.cache
-def native_bf16() -> bool:
-    """Whether this CPU computes bf16 natively (OpenVINO's view), so that bf16 is faster rather than emulated; False
-    where OpenVINO cannot tell (not installed, no CPU plugin)."""
-    try:
-        import openvino  # noqa: PLC0415
-
-        return "BF16" in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
-    except Exception:  # noqa: BLE001 - any failure to ask means no bf16 to rely on
-        return False
 
 
 def available(engine: str) -> bool:

@@ -14,9 +14,8 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from .contract import PREPROCESS_PARAMETERS
-from .preprocess import line_input
 from .errors import InputError
-from .recognizer import LineLimits
+from .preprocess import LineLimits, line_input
 
 WHITE = 255
 
@@ -55,8 +54,8 @@ def open_image(data: bytes, limits: ImageLimits = ImageLimits()) -> Image.Image:
     return image
 
 
-def to_grey(image: Image.Image) -> Image.Image:
-    """8-bit grey (mode ``L``) from any mode: transparency over white, palettes expanded, 16 bits scaled."""
+def _flattened(image: Image.Image) -> Image.Image:
+    """8 bits a channel, opaque: 16 bits scaled to grey, palettes expanded, transparency over white."""
     if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
         values = np.asarray(image, dtype=np.float64)
         peak = 65535.0 if image.mode.startswith("I;16") or values.max() > 255 else 255.0
@@ -66,7 +65,17 @@ def to_grey(image: Image.Image) -> Image.Image:
     if image.mode in ("RGBA", "LA", "PA"):
         background = Image.new("RGBA", image.size, (WHITE, WHITE, WHITE, 255))
         image = Image.alpha_composite(background, image.convert("RGBA"))
-    return image.convert("L")
+    return image
+
+
+def to_grey(image: Image.Image) -> Image.Image:
+    """8-bit grey (mode ``L``) from any mode: transparency over white, palettes expanded, 16 bits scaled."""
+    return _flattened(image).convert("L")
+
+
+def to_rgb(image: Image.Image) -> Image.Image:
+    """8-bit RGB from any mode, as ``to_grey``."""
+    return _flattened(image).convert("RGB")
 
 
 def image_to_line(data: bytes, limits: ImageLimits = ImageLimits(), lines: LineLimits = LineLimits()) -> np.ndarray:

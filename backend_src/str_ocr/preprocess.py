@@ -6,12 +6,28 @@ Training, evaluation, the clients and the served ``ocr_preprocess`` model all go
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from PIL import Image
 
-from .contract import INPUT_HEIGHT, MIN_WIDTH, TUTORIAL_WIDTH  # noqa: F401 - TUTORIAL_WIDTH re-exported
+from .contract import INPUT_HEIGHT, MAX_WIDTH, MIN_WIDTH, TUTORIAL_WIDTH  # noqa: F401 - TUTORIAL_WIDTH re-exported
 
 PIXEL_MAX = 255.0
+
+
+@dataclass(frozen=True)
+class LineLimits:
+    """The widths a served recogniser accepts (the height is always ``INPUT_HEIGHT``)."""
+
+    min_width: int = MIN_WIDTH
+    max_width: int = MAX_WIDTH
+
+    def __post_init__(self) -> None:
+        if self.min_width < MIN_WIDTH:
+            raise ValueError(f"min_width must be at least {MIN_WIDTH}, the narrowest line the network takes")
+        if self.max_width < self.min_width:
+            raise ValueError(f"max_width ({self.max_width}) is below min_width ({self.min_width})")
 
 
 def normalize(pixels: np.ndarray) -> np.ndarray:

@@ -19,22 +19,8 @@ from .engines import Engine, TorchEngine
 from .errors import InputError
 from .model import STRModel
 from .packing import ColumnCounts, column_counts, plan_groups, stack_padded
-from .preprocess import normalize
+from .preprocess import LineLimits, normalize
 from .text import Reading, greedy_decode
-
-@dataclass(frozen=True)
-class LineLimits:
-    """The widths a served recogniser accepts (the height is always ``INPUT_HEIGHT``)."""
-
-    min_width: int = MIN_WIDTH
-    max_width: int = MAX_WIDTH
-
-    def __post_init__(self) -> None:
-        if self.min_width < MIN_WIDTH:
-            raise ValueError(f"min_width must be at least {MIN_WIDTH}, the narrowest line the network takes")
-        if self.max_width < self.min_width:
-            raise ValueError(f"max_width ({self.max_width}) is below min_width ({self.min_width})")
-
 
 def check_request(lines: torch.Tensor, limits: LineLimits) -> None:
     """Raise ``InputError`` unless ``lines`` is a ``[N, 1, 32, W]`` FP32 batch within ``limits``."""

@@ -9,8 +9,10 @@ share the cores out between them.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 def available_cores() -> int:
@@ -29,6 +31,8 @@ def threads_per_cpu_instance(cpu_instances: int, cores: int | None = None) -> in
 
 def configure_threads(threads: int) -> None:
     """Use ``threads`` intra-op threads and one inter-op thread (the model is one sequential graph)."""
+    import torch  # noqa: PLC0415 - the page models share out cores without loading torch
+
     torch.set_num_threads(threads)
     try:
         torch.set_num_interop_threads(1)
@@ -38,6 +42,8 @@ def configure_threads(threads: int) -> None:
 
 def instance_device(kind: str, device_id: int = 0) -> torch.device:
     """The torch device for a Triton instance of ``kind`` ("CPU" or "GPU", as the Python backend names them)."""
+    import torch  # noqa: PLC0415
+
     if kind.upper().removeprefix("KIND_") != "GPU":
         return torch.device("cpu")
     if not torch.cuda.is_available():

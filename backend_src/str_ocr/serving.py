@@ -18,69 +18,23 @@ Their defaults are ``str_ocr.contract.RECOGNIZER_PARAMETERS``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
 
 from .checkpoint import load_model
-from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine, choose_precision
-from .images import ImageLimits
 from .contract import INPUT_HEIGHT, RECOGNIZER_PARAMETERS
-from .recognizer import LineLimits, Recognizer
+from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine, choose_precision
+from .preprocess import LineLimits
+from .recognizer import Recognizer
 from .runtime import configure_threads, instance_device, threads_per_cpu_instance
+from .settings import (boolean, choice, cpu_instance_count, line_limits, model_parameters, one_of, setting,
+                       threads_or_auto)
 
-T = TypeVar("T")
 DEFAULTS = RECOGNIZER_PARAMETERS
-_TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
-
-
-def model_parameters(config: Mapping[str, Any]) -> dict[str, str]:
-    """The config's ``parameters`` as plain strings."""
-    return {key: value["string_value"] for key, value in config.get("parameters", {}).items()}
-
-
-def cpu_instance_count(config: Mapping[str, Any]) -> int:
-    """How many CPU instances of this model the server runs (they share the cores)."""
-    return sum(int(group.get("count", 1)) for group in config.get("instance_group", []) if group.get("kind") == "KIND_CPU")
-
-
-def _parse(parameters: Mapping[str, str], name: str, convert: Callable[[str], T], default: T, expected: str) -> T:
-    raw = parameters.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return convert(raw)
-    except ValueError:
-        raise ValueError(f"model parameter {name!r} must be {expected}, got {raw!r}") from None
-
-
-def _boolean(raw: str) -> bool:
-    if raw.lower() in _TRUE | _FALSE:
-        return raw.lower() in _TRUE
-    raise ValueError(raw)
-
-
-def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
-    def choose(raw: str) -> str:
-        if raw.lower() not in choices:
-            raise ValueError(raw)
-        return raw.lower()
-    return choose
-
-
-def _one_of(choices: tuple[str, ...]) -> str:
-    return "one of " + ", ".join(choices)
-
-
-def _threads(raw: str) -> int | None:
-    if raw.lower() == "auto":
-        return None
-    if int(raw) < 1:
-        raise ValueError(raw)
-    return int(raw)
 
 
 @dataclass(frozen=True)
@@ -107,31 +61,16 @@ class ServingSettings:
         checkpoint = parameters.get("checkpoint", "").strip()
         return cls(
             checkpoint=Path(version_dir, checkpoint) if checkpoint else None,
-            output_channels=_parse(parameters, "output_channels", int, cls.output_channels, "an integer such as 512"),
+            output_channels=setting(parameters, "output_channels", int, cls.output_channels, "an integer such as 512"),
             limits=line_limits(parameters),
-            max_padding=_parse(parameters, "max_padding", float, cls.max_padding, "a fraction such as 0.25"),
-            cpu_threads=_parse(parameters, "cpu_threads", _threads, cls.cpu_threads, "'auto' or a positive integer"),
-            channels_last=_parse(parameters, "channels_last", _boolean, cls.channels_last, "true or false"),
-            engine=_parse(parameters, "engine", _choice(("auto", *ENGINES)), cls.engine, _one_of(("auto", *ENGINES))),
-            precision=_parse(parameters, "precision", _choice(("auto", *PRECISIONS)), cls.precision,
-                             _one_of(("auto", *PRECISIONS))),
+            max_padding=setting(parameters, "max_padding", float, cls.max_padding, "a fraction such as 0.25"),
+            cpu_threads=setting(parameters, "cpu_threads", threads_or_auto, cls.cpu_threads,
+                                "'auto' or a positive integer"),
+            channels_last=setting(parameters, "channels_last", boolean, cls.channels_last, "true or false"),
+            engine=setting(parameters, "engine", choice(("auto", *ENGINES)), cls.engine, one_of(("auto", *ENGINES))),
+            precision=setting(parameters, "precision", choice(("auto", *PRECISIONS)), cls.precision,
+                             one_of(("auto", *PRECISIONS))),
         )
-
-
-def line_limits(parameters: Mapping[str, str]) -> LineLimits:
-    """The line widths a model accepts (the recogniser) or resizes into (``ocr_preprocess``)."""
-    return LineLimits(
-        min_width=_parse(parameters, "min_width", int, LineLimits.min_width, "a width in pixels"),
-        max_width=_parse(parameters, "max_width", int, LineLimits.max_width, "a width in pixels"),
-    )
-
-
-def image_limits(parameters: Mapping[str, str]) -> ImageLimits:
-    """The largest image file ``ocr_preprocess`` accepts, in bytes and in pixels."""
-    return ImageLimits(
-        max_bytes=_parse(parameters, "max_bytes", int, ImageLimits.max_bytes, "a number of bytes"),
-        max_pixels=_parse(parameters, "max_pixels", int, ImageLimits.max_pixels, "a number of pixels"),
-    )
 
 
 def build_recognizer(

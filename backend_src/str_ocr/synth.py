@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
+from .detection import reading_order
 from .fonts import font_files
 from .preprocess import TUTORIAL_WIDTH, resize_line
 from .text import ALPHABET
@@ -182,3 +183,196 @@ def ctc_feasible(text: str, time_steps: int) -> bool:
     repeats = sum(a == b for a, b in zip(text, text[1:]))
     return len(text) + repeats <= time_steps
 
+
+
+# --- Whole pages -----------------------------------------------------------------------------------------------
+
+BACKGROUNDS = ("paper", "flat", "photo")
+PHOTOS = ("astronaut.png", "chelsea.png", "coffee.png", "rocket.jpg", "brick.png", "grass.png", "gravel.png",
+          "motorcycle_left.png", "hubble_deep_field.jpg", "coins.png", "camera.png", "moon.png", "ihc.png")
+"""Photographs without text among those scikit-image ships (``skimage/data``)."""
+LAYOUTS = ("scene", "document")
+
+
+@dataclass(frozen=True)
+class PageWord:
+    """A word drawn on a page: its text (lower case), the corners ``[4, 2]`` of its ink (clockwise from top-left,
+    in the page's pixels), and the face it is drawn in."""
+
+    text: str
+    corners: np.ndarray
+    face: Path
+
+
+@dataclass(frozen=True)
+class SynthPage:
+    """A page image (RGB) with the words on it, in reading order, and what it is drawn over."""
+
+    image: Image.Image
+    words: list[PageWord]
+    background: str
+    layout: str
+
+    def encoded(self, format: str = "PNG", quality: int = 90) -> bytes:  # noqa: A002 - Pillow's own word
+        buffer = io.BytesIO()
+        self.image.save(buffer, format, **({"quality": quality} if format == "JPEG" else {}))
+        return buffer.getvalue()
+
+
+@lru_cache(maxsize=None)
+def _photo(name: str) -> Image.Image:
+    import importlib.util  # noqa: PLC0415
+
+    folder = Path(importlib.util.find_spec("skimage").origin).parent / "data"  # the files only: skimage not imported
+    return Image.open(folder / name).convert("RGB")
+
+
+class PageSynth:
+    """Seeded pages of words: scattered words of many sizes (``scene``) or lines of words (``document``), in the
+    faces of a declared set, in colours over paper, flat colour or a photograph, turned by up to ``max_angle``
+    degrees, some noisy, blurred or saved as JPEG. The same seed and fonts give the same pages.
+
+        page = PageSynth(seed=1, fonts="held-out").page()
+        page.encoded(), [(word.text, word.corners) for word in page.words]
+    """
+
+    def __init__(self, seed: int, fonts: str | Sequence[Path] = "training", size: tuple[int, int] = (960, 720),
+                 max_angle: float = 4.0) -> None:
+        self.lines = TextLineSynth(seed, fonts)
+        self.rng, self.noise = self.lines.rng, self.lines.noise
+        self.size, self.max_angle = size, max_angle
+
+    def page(self, words: int | None = None, background: str | None = None, layout: str | None = None) -> SynthPage:
+        rng = self.rng
+        background = background or rng.choice(BACKGROUNDS)
+        layout = layout or rng.choice(LAYOUTS)
+        canvas = self._background(background)
+        ground = np.asarray(canvas.convert("L"), np.float32)
+        ink = Image.new("L", self.size, 0)  # where the words are
+        paint = Image.new("RGB", self.size)  # and in which colour, each word its own
+        count = words or (rng.randint(5, 30) if layout == "scene" else rng.randint(20, 80))
+        placed = (self._scatter if layout == "scene" else self._lines)(Ink(ink, paint, ground), count)
+        angle = rng.uniform(-self.max_angle, self.max_angle)
+        centre = (self.size[0] / 2, self.size[1] / 2)
+        ink = ink.rotate(angle, Image.Resampling.BILINEAR, center=centre)
+        paint = paint.rotate(angle, Image.Resampling.NEAREST, center=centre)
+        placed = [PageWord(w.text, self._turned(w.corners, angle), w.face) for w in placed]
+        if placed:
+            placed = [placed[i] for i in reading_order(np.stack([w.corners for w in placed]))]
+        canvas.paste(paint, mask=ink)
+        return SynthPage(self._degrade_page(canvas), placed, background, layout)
+
+    def _background(self, kind: str) -> Image.Image:
+        rng = self.rng
+        if kind == "photo":
+            photo = _photo(rng.choice(PHOTOS))
+            scale = max(self.size[0] / photo.width, self.size[1] / photo.height) * rng.uniform(1.0, 1.5)
+            photo = photo.resize((round(photo.width * scale) + 1, round(photo.height * scale) + 1))
+            left, top = rng.randint(0, photo.width - self.size[0]), rng.randint(0, photo.height - self.size[1])
+            return photo.crop((left, top, left + self.size[0], top + self.size[1]))
+        if kind == "paper":
+            tone = np.array([rng.randint(225, 255), rng.randint(215, 250), rng.randint(195, 240)], np.float32)
+            grain = self.noise.normal(0, rng.uniform(2, 8), (self.size[1], self.size[0], 1))
+            shade = np.linspace(rng.uniform(-15, 0), rng.uniform(0, 10), self.size[0])[np.newaxis, :, np.newaxis]
+            return Image.fromarray(np.clip(tone + grain + shade, 0, 255).astype(np.uint8))
+        return Image.new("RGB", self.size, tuple(rng.randint(0, 255) for _ in range(3)))
+
+    def _word(self, size: int) -> tuple[str, str, Path, ImageFont.FreeTypeFont]:
+        text = self.lines.random_text(12) if self.rng.random() < 0.5 else self.lines.random_text(8)
+        shown = {0: text, 1: text.upper(), 2: text.capitalize()}[self.rng.choices([0, 1, 2], [5, 3, 2])[0]]
+        face = self.rng.choice(self.lines.fonts)
+        return text, shown, face, _font(face, size)
+
+    def _scatter(self, ink: Ink, count: int) -> list[PageWord]:
+        """Words of random sizes at random places, none touching another."""
+        taken, placed = [], []
+        for _ in range(count * 10):
+            if len(placed) == count:
+                break
+            text, shown, face, font = self._word(self.rng.randint(16, 72))
+            left, top, right, bottom = font.getbbox(shown)
+            x = self.rng.randint(8, max(8, self.size[0] - (right - left) - 8))
+            y = self.rng.randint(8, max(8, self.size[1] - (bottom - top) - 8))
+            box = (x - 12, y - 12, x + right - left + 12, y + bottom - top + 12)
+            if right - left > self.size[0] - 16 or any(_overlap(box, other) for other in taken):
+                continue
+            taken.append(box)
+            ink.draw((x - left, y - top), shown, font, self._ink_colour(ink.ground, box))
+            placed.append(PageWord(text, _rectangle(x, y, right - left, bottom - top), face))
+        return placed
+
+    def _lines(self, ink: Ink, count: int) -> list[PageWord]:
+        """Lines of words in one size and face, a space apart, from the top left, as on a printed page."""
+        size = self.rng.randint(18, 40)
+        _, _, face, font = self._word(size)
+        space = font.getlength(" ")
+        placed = []
+        x, y, margin = 30.0, 30.0, 30
+        while len(placed) < count:
+            text, shown, _, _ = self._word(size)
+            left, top, right, bottom = font.getbbox(shown)
+            ascent = font.getbbox("Hd")[1]
+            if x + font.getlength(shown) > self.size[0] - margin:
+                x, y = float(margin), y + size * 1.6
+            if y + size * 1.4 > self.size[1] - margin:
+                break
+            box = (x, y, x + font.getlength(shown), y + size * 1.4)
+            ink.draw((x, y), shown, font, self._ink_colour(ink.ground, box))
+            placed.append(PageWord(text, _rectangle(x + left, y + min(top, ascent), right - left,
+                                                    bottom - min(top, ascent)), face))
+            x += font.getlength(shown) + space
+        return placed
+
+    def _turned(self, corners: np.ndarray, angle: float) -> np.ndarray:
+        """Corners after ``Image.rotate(angle)`` about the page's centre (counter-clockwise on screen)."""
+        centre = np.array(self.size, np.float32) / 2
+        radians = np.deg2rad(angle)
+        rotation = np.array([[np.cos(radians), np.sin(radians)], [-np.sin(radians), np.cos(radians)]], np.float32)
+        return (corners - centre) @ rotation.T + centre
+
+    def _ink_colour(self, ground: np.ndarray, box: tuple) -> tuple[int, int, int]:
+        """A colour that stands out from the ground under ``box``: dark on light ground, light on dark."""
+        left, top, right, bottom = (int(round(v)) for v in box)
+        under = ground[max(0, top):max(top + 1, bottom), max(0, left):max(left + 1, right)]
+        light_ground = (under.mean() if under.size else 128.0) >= 128
+        level = self.rng.randint(0, 70) if light_ground else self.rng.randint(185, 255)
+        tint = [self.rng.randint(-40, 40) for _ in range(3)]
+        return tuple(int(np.clip(level + t, 0, 255)) for t in tint)
+
+    def _degrade_page(self, image: Image.Image) -> Image.Image:
+        rng = self.rng
+        if rng.random() < 0.3:
+            image = image.filter(ImageFilter.GaussianBlur(rng.uniform(0.4, 1.2)))
+        if rng.random() < 0.3:
+            pixels = np.asarray(image, np.float32) + self.noise.normal(0, rng.uniform(3, 12), (*image.size[::-1], 3))
+            image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8))
+        if rng.random() < 0.3:
+            buffer = io.BytesIO()
+            image.save(buffer, "JPEG", quality=rng.randint(40, 90))
+            image = Image.open(buffer).convert("RGB")
+        return image
+
+
+@dataclass(frozen=True)
+class Ink:
+    """Where words are drawn on a page: their coverage (``mask``), their colours (``paint``), over ``ground``, the
+    page's grey levels before any word."""
+
+    mask: Image.Image
+    paint: Image.Image
+    ground: np.ndarray
+
+    def draw(self, position: tuple[float, float], text: str, font: ImageFont.FreeTypeFont,
+             colour: tuple[int, int, int]) -> None:
+        mask = ImageDraw.Draw(self.mask)
+        mask.text(position, text, font=font, fill=255)
+        left, top, right, bottom = mask.textbbox(position, text, font=font)
+        ImageDraw.Draw(self.paint).rectangle((left - 2, top - 2, right + 2, bottom + 2), fill=colour)
+
+
+def _rectangle(x: float, y: float, width: float, height: float) -> np.ndarray:
+    return np.array([[x, y], [x + width, y], [x + width, y + height], [x, y + height]], np.float32)
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from tritonclient.grpc import InferInput, InferResult
 from tritonclient.utils import np_to_triton_dtype
 
-from str_ocr.contract import CONFIDENCE, IMAGE, INPUT_HEIGHT, INPUT_NAME, OUTPUT_NAME, TEXT, TUTORIAL_WIDTH
+from str_ocr.contract import (BOXES, CONFIDENCE, CONFIDENCES, IMAGE, INPUT_HEIGHT, INPUT_NAME, OUTPUT_NAME, TEXT,
+                              TEXTS, TUTORIAL_WIDTH)
 
 
 def tensor(name: str, array: np.ndarray, datatype: str | None = None) -> InferInput:
@@ -24,6 +27,27 @@ def recognizer_inputs(lines: np.ndarray, datatype: str | None = None) -> list[In
 def image_inputs(data: bytes) -> list[InferInput]:
     """ocr's inputs: the bytes of one encoded image file, as a ``[1, bytes]`` UINT8 row."""
     return [tensor(IMAGE, np.frombuffer(data, dtype=np.uint8)[np.newaxis])]
+
+
+def page_inputs(data: bytes) -> list[InferInput]:
+    """ocr_page's inputs: the bytes of one encoded image file, as a ``[bytes]`` UINT8 vector."""
+    return [tensor(IMAGE, np.frombuffer(data, dtype=np.uint8))]
+
+
+@dataclass(frozen=True)
+class PageWord:
+    """A word ocr_page read: its corners ``[4, 2]`` (clockwise from top-left, in the image's pixels), its text and
+    the confidence of that reading."""
+
+    corners: np.ndarray
+    text: str
+    confidence: float
+
+
+def words_of(result: InferResult) -> list[PageWord]:
+    """What ocr_page read in one image, in reading order."""
+    return [PageWord(corners, text.decode(), float(confidence)) for corners, text, confidence
+            in zip(result.as_numpy(BOXES), result.as_numpy(TEXTS), result.as_numpy(CONFIDENCES))]
 
 
 def logits_of(result: InferResult) -> np.ndarray:

@@ -46,7 +46,7 @@ def _skip_broken_ensembles(configs: dict[str, ModelConfig], skipped: dict[str, s
 
 
 def _with_steps(configs: dict[str, ModelConfig], selected: list[str]) -> list[str]:
-    """``selected`` and, after each ensemble, its steps, each once."""
+    """``selected`` and, after each ensemble or calling model, the models it needs, each once."""
     closure: list[str] = []
     while selected:
         name = selected.pop(0)

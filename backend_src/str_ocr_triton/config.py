@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
-from str_ocr.contract import RECOGNIZER
+from str_ocr.contract import MODEL_CALLS, RECOGNIZER
 
 if TYPE_CHECKING:
     from str_ocr.serving import ServingSettings
@@ -53,7 +53,8 @@ def backend_of(config: ModelConfig) -> str:
 
 
 def ensemble_steps(config: ModelConfig) -> list[str]:
-    return [step.model_name for step in config.ensemble_scheduling.step]
+    """The models a model cannot run without: an ensemble's steps, or those a Python model calls (BLS)."""
+    return [step.model_name for step in config.ensemble_scheduling.step] + list(MODEL_CALLS.get(config.name, ()))
 
 
 def recognizer_settings(repository: Path | None = None, config_name: str | None = None) -> ServingSettings:

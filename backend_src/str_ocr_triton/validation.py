@@ -22,10 +22,14 @@ KNOWN_PARAMETERS = {
     contract.RECOGNIZER: set(contract.RECOGNIZER_PARAMETERS),
     contract.PREPROCESS: set(contract.PREPROCESS_PARAMETERS),
     contract.POSTPROCESS: set(contract.POSTPROCESS_PARAMETERS),
+    contract.DETECTOR: set(contract.DETECTOR_PARAMETERS),
+    contract.OCR_PAGE: set(contract.PAGE_PARAMETERS),
 }
 
 
-CHOICES = {contract.RECOGNIZER: {"engine": ("auto", *contract.ENGINES), "precision": ("auto", *contract.PRECISIONS)}}
+CHOICES = {contract.RECOGNIZER: {"engine": ("auto", *contract.ENGINES), "precision": ("auto", *contract.PRECISIONS)},
+           contract.OCR_PAGE: {"crop_batching": contract.CROP_BATCHINGS},
+           contract.DETECTOR: {"engine": ("auto", *contract.DETECTOR_ENGINES)}}
 """Parameters whose value is one of a few words, by model."""
 
 
@@ -133,6 +137,8 @@ def check_contract(model_dir: Path, variants: dict[str, Config], problems: list[
                 value = config.parameters[name].string_value if name in config.parameters else ""
                 if value and value.lower() not in choices:
                     problems.append(f"{label}: parameter {name!r} is {value!r}; it must be one of {', '.join(choices)}")
+    if model_dir.name == contract.OCR_PAGE:
+        check_page(variants, problems)
     if model_dir.name not in (contract.RECOGNIZER, contract.RECOGNIZER_ONNX):
         return
     for name in contract.VARIANTS if model_dir.name == contract.RECOGNIZER else ():
@@ -151,6 +157,23 @@ def check_contract(model_dir: Path, variants: dict[str, Config], problems: list[
             problems.append(f"{label}: output {contract.OUTPUT_NAME!r} must be TYPE_FP32 {expected[2]} for width {width}")
 
 
+def check_page(variants: dict[str, Config], problems: list[str]) -> None:
+    """ocr_page's tensors as ``str_ocr.contract.PAGE_TENSORS`` has them, one image per request."""
+    for label, config in variants.items():
+        if config.max_batch_size != 0:
+            problems.append(f"{label}: max_batch_size must be 0 (one image per request), not {config.max_batch_size}")
+        if tensors(config) != contract.PAGE_TENSORS:
+            problems.append(f"{label}: tensors must be {contract.PAGE_TENSORS}, not {tensors(config)}")
+
+
+def check_calls(models: dict[str, Config], problems: list[str]) -> None:
+    """The models that Python models call (BLS) are in the repository."""
+    for caller, called_models in contract.MODEL_CALLS.items():
+        for called in called_models if caller in models else ():
+            if called not in models:
+                problems.append(f"{caller}: it calls {called!r}, which is not in the repository")
+
+
 def validate(repository: Path) -> list[str]:
     """Every problem found in the repository's configurations; an empty list when there is none."""
     problems: list[str] = []
@@ -164,6 +187,7 @@ def validate(repository: Path) -> list[str]:
         all_variants[model_dir.name] = variants
         if f"{model_dir.name}/config.pbtxt" in variants:
             models[model_dir.name] = variants[f"{model_dir.name}/config.pbtxt"]
+    check_calls(models, problems)
     for variants in all_variants.values():
         for label, config in variants.items():
             if config.platform == "ensemble":

@@ -17,7 +17,8 @@ import tritonclient.grpc.aio as grpcaio
 
 from str_ocr.contract import RECOGNIZER
 from str_ocr.engines import Engine
-from str_ocr.serving import ServingSettings, model_parameters
+from str_ocr.serving import ServingSettings
+from str_ocr.settings import model_parameters
 from str_ocr_client.http import GRPC_ADMIN_HEADER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs

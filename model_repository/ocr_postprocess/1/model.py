@@ -1,6 +1,6 @@
 """Triton Python-backend adapter: CTC logits ``[T, 37]`` -> the text they say and its confidence in [0, 1].
 
-Settings (``parameters``): ``max_width``, the widest line whose logits it reads (see ``str_ocr.serving``).
+Settings (``parameters``): ``max_width``, the widest line whose logits it reads (see ``str_ocr.settings``).
 """
 
 import json
@@ -9,7 +9,7 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from str_ocr.contract import CONFIDENCE, LOGITS, TEXT, output_length
-from str_ocr.serving import line_limits, model_parameters
+from str_ocr.settings import line_limits, model_parameters
 from str_ocr.text import read_logits
 from str_ocr_triton.adapter import answer_each, input_array
 

@@ -1,7 +1,7 @@
 """Triton Python-backend adapter: encoded image bytes -> the recogniser's normalised line ``[1, 32, W]``.
 
 Settings (``parameters``): ``max_bytes``, ``max_pixels`` (checked from the file's header, before
-decoding), ``min_width``, ``max_width`` (see ``str_ocr.serving``).
+decoding), ``min_width``, ``max_width`` (see ``str_ocr.settings``).
 """
 
 import json
@@ -10,7 +10,7 @@ import triton_python_backend_utils as pb_utils
 
 from str_ocr.contract import IMAGE, LINE
 from str_ocr.images import images_to_lines
-from str_ocr.serving import image_limits, line_limits, model_parameters
+from str_ocr.settings import image_limits, line_limits, model_parameters
 from str_ocr_triton.adapter import answer_each, input_array
 
 

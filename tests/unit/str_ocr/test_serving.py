@@ -5,7 +5,8 @@ import torch
 
 from str_ocr import LineLimits
 from str_ocr.runtime import instance_device, threads_per_cpu_instance
-from str_ocr.serving import ServingSettings, build_recognizer, cpu_instance_count, model_parameters
+from str_ocr.serving import ServingSettings, build_recognizer
+from str_ocr.settings import cpu_instance_count, model_parameters
 
 
 def config(count=2, kind="KIND_CPU", **parameters):

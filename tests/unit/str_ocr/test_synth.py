@@ -59,3 +59,31 @@ def test_edit_distance_and_scores():
     assert scores.cer == pytest.approx(3 / 8)
     with pytest.raises(ValueError):
         score(["a"], [])
+
+
+def test_pages_are_reproducible_and_their_words_lie_on_them_in_reading_order():
+    from str_ocr.detection import reading_order
+    from str_ocr.synth import BACKGROUNDS, PageSynth
+
+    first, again = PageSynth(seed=3, fonts="core"), PageSynth(seed=3, fonts="core")
+    for background in BACKGROUNDS:
+        page = first.page(background=background)
+        twin = again.page(background=background)
+        assert page.encoded() == twin.encoded() and [w.text for w in page.words] == [w.text for w in twin.words]
+        corners = np.stack([w.corners for w in page.words])
+        assert (corners > -40).all() and (corners[..., 0] < page.image.width + 40).all()
+        assert reading_order(corners).tolist() == list(range(len(page.words)))
+        assert all(w.text and set(w.text) <= set("0123456789abcdefghijklmnopqrstuvwxyz") for w in page.words)
+
+
+def test_a_word_is_drawn_where_its_corners_say():
+    from str_ocr.synth import PageSynth
+
+    page = PageSynth(seed=5, fonts="core", max_angle=0).page(words=6, background="flat", layout="scene")
+    grey = np.asarray(page.image.convert("L"), np.float32)
+    for word in page.words:
+        (left, top), (right, bottom) = word.corners.min(axis=0).astype(int), word.corners.max(axis=0).astype(int)
+        inside = grey[top:bottom, left:right]
+        ring = grey[max(0, top - 6):top - 2, left:right]
+        if ring.size:
+            assert abs(inside.mean() - ring.mean()) > 10  # ink inside the box, plain ground just outside

@@ -22,15 +22,29 @@ def with_onnx(tmp_path):
     return repository
 
 
+LINE_MODELS = ("text_recognition", "ocr", "ocr_preprocess", "ocr_postprocess")
+
+
 def test_the_local_server_loads_the_whole_default_repository():
     models, skipped = plan_models(DEFAULT_REPOSITORY, None, PYTHON_ONLY)
-    assert set(models) == {"text_recognition", "ocr", "ocr_preprocess", "ocr_postprocess"} and skipped == {}
+    assert set(models) == {*LINE_MODELS, "text_detection", "ocr_page"} and skipped == {}
 
 
 def test_the_local_server_skips_the_onnx_model_with_a_reason(with_onnx):
     models, skipped = plan_models(with_onnx, None, PYTHON_ONLY)
-    assert set(models) == {"text_recognition", "ocr", "ocr_preprocess", "ocr_postprocess"}
+    assert set(models) == {*LINE_MODELS, "text_detection", "ocr_page"}
     assert "no 'onnxruntime' backend" in skipped["text_recognition_onnx"]
+
+
+def test_asking_for_ocr_page_loads_the_models_it_calls():
+    models, skipped = plan_models(DEFAULT_REPOSITORY, None, PYTHON_ONLY, ["ocr_page"])
+    assert models == ["ocr_page", "text_detection", "text_recognition"] and skipped == {}
+
+
+def test_ocr_page_is_skipped_with_its_detector_where_that_needs_a_missing_backend():
+    models, skipped = plan_models(DEFAULT_REPOSITORY, "onnxruntime", PYTHON_ONLY)
+    assert "text_detection" not in models and "ocr_page" not in models and set(LINE_MODELS) <= set(models)
+    assert "no 'onnxruntime' backend" in skipped["text_detection"] and "text_detection" in skipped["ocr_page"]
 
 
 def test_asking_for_an_ensemble_loads_its_steps():

@@ -1,6 +1,6 @@
 """Reading the repositories' configs as Triton would: which file a variant name picks, and what it serves."""
 
-from str_ocr.contract import OCR, POSTPROCESS, PREPROCESS, RECOGNIZER, RECOGNIZER_ONNX
+from str_ocr.contract import DETECTOR, OCR, OCR_PAGE, POSTPROCESS, PREPROCESS, RECOGNIZER, RECOGNIZER_ONNX
 from str_ocr_triton.config import (
     ONNX_REPOSITORY, backend_of, default_repository, ensemble_steps, read_configs, read_model_config, served_weights,
 )
@@ -20,7 +20,9 @@ def test_a_variant_name_picks_its_file_and_an_unknown_one_the_default():
 def test_each_model_and_its_backend():
     configs = read_configs(default_repository())
     assert {name: backend_of(c) for name, c in configs.items()} == {
-        OCR: "ensemble", PREPROCESS: "python", RECOGNIZER: "python", POSTPROCESS: "python"}
+        OCR: "ensemble", PREPROCESS: "python", RECOGNIZER: "python", POSTPROCESS: "python", DETECTOR: "python",
+        OCR_PAGE: "python"}
+    assert backend_of(read_configs(default_repository(), "onnxruntime")[DETECTOR]) == "onnxruntime"
     assert ensemble_steps(configs[OCR]) == [PREPROCESS, RECOGNIZER, POSTPROCESS]
     assert backend_of(read_configs(default_repository(ONNX_REPOSITORY))[RECOGNIZER_ONNX]) == "onnxruntime"
 
@@ -28,3 +30,8 @@ def test_each_model_and_its_backend():
 def test_the_served_weights_are_the_shipped_checkpoint():
     checkpoint, channels = served_weights()
     assert checkpoint == default_repository() / RECOGNIZER / "1" / "str_64ch.pth" and channels == 64
+
+
+def test_ocr_page_needs_the_models_it_calls():
+    configs = read_configs(default_repository())
+    assert ensemble_steps(configs[OCR_PAGE]) == [DETECTOR, RECOGNIZER]

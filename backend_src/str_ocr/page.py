@@ -1,0 +1,219 @@
+"""Reading a whole image: decode it, find its text, cut every word out upright, and put the readings in order.
+
+The steps between the detector and the recogniser, with no model in them, so that the served ``ocr_page`` and
+an in-process reader share them:
+
+    page = decode_page(data, limits)                     # RGB [h, w, 3], limits checked before decoding
+    pixels, scale = detector_input(page.rgb)             # str_ocr.detection
+    boxes, dropped = strongest(find_boxes(probability, scale, page.size), max_boxes)
+    words = cut_words(page.grey, boxes, word_gap)        # upright, height 32, one per word, in reading order
+    ... each ``word.line`` [1, 32, W] to the recogniser ...
+
+The detector finds lines of text where words stand close; the recogniser's alphabet has no space, so a line is
+cut into words at the gaps in its ink wider than ``word_gap`` times its height.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from .contract import CROP_BATCHINGS, PAGE_PARAMETERS, output_length
+from .detection import Boxes, DetectorSettings, detector_input, find_boxes, reading_order
+from .images import ImageLimits, open_image, to_rgb
+from .preprocess import LineLimits, normalize, resize_line
+from .text import Reading, greedy_decode
+
+LETTER_GAP_RATIO = 2.0
+"""A gap between words is also at least this many times the median gap between the line's letters: wide faces
+and monospaced ones space their letters far apart."""
+WORD_MARGIN = 0.15
+"""Blank kept on each side of a word cut from a line, as a share of the line's height."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """A decoded image: ``rgb`` ``[h, w, 3]`` and ``grey`` ``[h, w]``, uint8."""
+
+    rgb: np.ndarray
+    grey: np.ndarray
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """``(height, width)``."""
+        return self.grey.shape[:2]
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word to read: its corners ``[4, 2]`` in the image and the recogniser's input ``[1, 32, W]``."""
+
+    corners: np.ndarray
+    line: np.ndarray
+
+
+def decode_page(data: bytes, limits: ImageLimits) -> Page:
+    """The image of a PNG or JPEG file, or ``InputError``: the same checks as a line's (``images.open_image``)."""
+    rgb = np.asarray(to_rgb(open_image(data, limits)))
+    return Page(rgb, cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY))
+
+
+def strongest(boxes: Boxes, max_boxes: int) -> tuple[Boxes, int]:
+    """At most ``max_boxes`` boxes, those the detector is surest of, and how many were dropped."""
+    if len(boxes) <= max_boxes:
+        return boxes, 0
+    keep = np.sort(np.argsort(-boxes.scores, kind="stable")[:max_boxes])
+    return boxes.take(keep), len(boxes) - max_boxes
+
+
+def upright(grey: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """The quadrilateral ``corners`` (clockwise from top-left) of ``grey``, warped to an upright rectangle."""
+    width = int(round(max(np.linalg.norm(corners[1] - corners[0]), np.linalg.norm(corners[2] - corners[3]))))
+    height = int(round(max(np.linalg.norm(corners[3] - corners[0]), np.linalg.norm(corners[2] - corners[1]))))
+    width, height = max(width, 1), max(height, 1)
+    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    warp = cv2.getPerspectiveTransform(corners.astype(np.float32), target)
+    return cv2.warpPerspective(grey, warp, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def ink_of(line: np.ndarray) -> np.ndarray:
+    """Where a grey line ``[32, W]`` has ink (1) or ground (0): Otsu's threshold, the ground being what the border
+    mostly is, so that dark on light and light on dark both work."""
+    _, dark = cv2.threshold(line, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    border = np.concatenate([dark[0], dark[-1], dark[:, 0], dark[:, -1]])
+    return dark if border.mean() < 0.5 else 1 - dark
+
+
+def word_spans(ink: np.ndarray, word_gap: float) -> list[tuple[int, int]]:
+    """The column ranges ``[start, stop)`` of the words in a line's ink ``[32, W]``: split at runs of inkless
+    columns at least ``word_gap`` times the line's height and ``LETTER_GAP_RATIO`` times the median gap between its
+    letters. The whole line where it has no ink."""
+    height, width = ink.shape
+    columns = np.flatnonzero(ink.any(axis=0))
+    if len(columns) == 0:
+        return [(0, width)]
+    gaps = np.diff(columns) - 1
+    letter_gap = float(np.median(gaps[gaps > 0])) if (gaps > 0).any() else 0.0
+    breaks = np.flatnonzero(gaps >= max(word_gap * height, LETTER_GAP_RATIO * letter_gap))
+    starts = np.concatenate([[columns[0]], columns[breaks + 1]])
+    stops = np.concatenate([columns[breaks], [columns[-1]]]) + 1
+    return list(zip(starts.tolist(), stops.tolist()))
+
+
+def _within(corners: np.ndarray, left: float, right: float, top: float, bottom: float) -> np.ndarray:
+    """The part of a box between fractions ``left`` and ``right`` of its length and ``top`` and ``bottom`` of its
+    height."""
+    top_left, top_right, _, bottom_left = corners
+    along, down = top_right - top_left, bottom_left - top_left
+    return np.stack([top_left + left * along + top * down, top_left + right * along + top * down,
+                     top_left + right * along + bottom * down, top_left + left * along + bottom * down])
+
+
+def cut_words(grey: np.ndarray, boxes: Boxes, word_gap: float, limits: LineLimits = LineLimits()) -> list[Word]:
+    """The words of ``boxes``, in reading order, each upright and scaled to the recogniser's height, with the
+    corners of its ink (the detector's boxes are grown well past it)."""
+    words = []
+    for corners in boxes.corners[reading_order(boxes.corners)]:
+        line = np.asarray(resize_line(Image.fromarray(upright(grey, corners)), max_width=limits.max_width))
+        ink = ink_of(line)
+        height, width = line.shape
+        margin = int(round(WORD_MARGIN * height))
+        for start, stop in word_spans(ink, word_gap):
+            rows = np.flatnonzero(ink[:, start:stop].any(axis=1))
+            top, bottom = (rows[0], rows[-1] + 1) if len(rows) else (0, height)
+            piece = line[:, max(0, start - margin):min(width, stop + margin)]
+            if piece.shape[1] < limits.min_width:
+                piece = cv2.copyMakeBorder(piece, 0, 0, 0, limits.min_width - piece.shape[1], cv2.BORDER_REPLICATE)
+            words.append(Word(_within(corners, start / width, stop / width, top / height, bottom / height)
+                              .astype(np.float32), normalize(piece)[np.newaxis]))
+    return words
+
+
+@dataclass(frozen=True)
+class PageSettings:
+    """What ``ocr_page`` is configured with (``str_ocr.settings.page_settings`` reads them from its config)."""
+
+    images: ImageLimits = ImageLimits(max_pixels=PAGE_PARAMETERS["max_pixels"])
+    detector: DetectorSettings = DetectorSettings()
+    lines: LineLimits = LineLimits()
+    max_boxes: int = PAGE_PARAMETERS["max_boxes"]
+    word_gap: float = PAGE_PARAMETERS["word_gap"]
+    crop_batching: str = PAGE_PARAMETERS["crop_batching"]
+    max_crops_per_request: int = PAGE_PARAMETERS["max_crops_per_request"]
+
+    def __post_init__(self) -> None:
+        if self.crop_batching not in CROP_BATCHINGS:
+            raise ValueError(f"crop_batching must be one of {', '.join(CROP_BATCHINGS)}; got {self.crop_batching!r}")
+        if self.max_boxes < 1 or self.max_crops_per_request < 1:
+            raise ValueError("max_boxes and max_crops_per_request must be at least 1")
+
+
+@dataclass(frozen=True)
+class PageReading:
+    """Every word read on a page, in reading order: corners ``[N, 4, 2]``, texts and confidences; and how many of
+    the detector's boxes were dropped past ``max_boxes``."""
+
+    corners: np.ndarray
+    readings: list[Reading] = field(default_factory=list)
+    dropped: int = 0
+
+
+Infer = Callable[[str, np.ndarray], Awaitable[np.ndarray]]
+"""``infer(model, input)``: a model's output for one input; ``model`` is ``"detector"`` or ``"recognizer"``."""
+
+
+async def read_page(data: bytes, settings: PageSettings, infer: Infer,
+                    cancelled: Callable[[], bool] = lambda: False) -> PageReading:
+    """The words of an encoded image, read with the detector and the recogniser that ``infer`` reaches."""
+    page = decode_page(data, settings.images)
+    pixels, scale = detector_input(page.rgb, settings.detector)
+    probability = await infer("detector", pixels)
+    boxes, dropped = strongest(find_boxes(probability[0, 0], scale, page.size, settings.detector), settings.max_boxes)
+    words = cut_words(page.grey, boxes, settings.word_gap, settings.lines)
+    if cancelled():
+        raise asyncio.CancelledError("the client cancelled the request")
+    logits = await recognise([word.line for word in words], settings, infer, cancelled)
+    readings = [greedy_decode(line) for line in logits]
+    read = [i for i, reading in enumerate(readings) if reading.text]
+    corners = np.stack([words[i].corners for i in read]) if read else np.zeros((0, 4, 2), np.float32)
+    return PageReading(corners, [readings[i] for i in read], dropped)
+
+
+async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,
+                    cancelled: Callable[[], bool] = lambda: False) -> list[np.ndarray]:
+    """Each line's logits ``[W // 4 + 1, 37]``, the lines sent as ``settings.crop_batching`` says:
+
+    - ``ragged``: each its own request, all at once, so that the recogniser's ragged batcher pools them with the
+      lines of every other page in flight;
+    - ``padded``: this page's lines in batches of ``max_crops_per_request``, each padded to its widest line;
+    - ``none``: one at a time, each waiting for the last."""
+    if settings.crop_batching == "ragged":
+        return list(await asyncio.gather(*(_first(infer("recognizer", line[np.newaxis])) for line in lines)))
+    if settings.crop_batching == "none":
+        logits = []
+        for line in lines:
+            if cancelled():
+                raise asyncio.CancelledError("the client cancelled the request")
+            logits.append(await _first(infer("recognizer", line[np.newaxis])))
+        return logits
+    logits = []
+    for start in range(0, len(lines), settings.max_crops_per_request):
+        batch = lines[start:start + settings.max_crops_per_request]
+        padded = await infer("recognizer", padded_batch(batch))
+        logits += [out[:output_length(line.shape[-1])] for out, line in zip(padded, batch)]
+    return logits
+
+
+async def _first(logits: Awaitable[np.ndarray]) -> np.ndarray:
+    return (await logits)[0]
+
+
+def padded_batch(lines: Sequence[np.ndarray]) -> np.ndarray:
+    """``[N, 1, 32, W]``: the lines ``[1, 32, w]``, each extended to the widest by repeating its last column."""
+    width = max(line.shape[-1] for line in lines)
+    return np.stack([np.pad(line, ((0, 0), (0, 0), (0, width - line.shape[-1])), mode="edge") for line in lines])

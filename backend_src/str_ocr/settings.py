@@ -1,0 +1,131 @@
+"""Reading a Triton model configuration's ``parameters`` (the JSON dict the backend hands over) into settings, each
+checked, with an error that names the parameter and what it must be. No torch here: the page models read theirs.
+
+``str_ocr.serving`` builds the recogniser from text_recognition's; this module reads the others'
+(``ocr_preprocess``, ``ocr_postprocess``, ``text_detection``, ``ocr_page``). Their defaults are in
+``str_ocr.contract``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .contract import CROP_BATCHINGS, DETECTION_PARAMETERS, DETECTOR_PARAMETERS
+from .detection import DETECTOR_ENGINES, DetectorSettings
+from .images import ImageLimits
+from .page import PageSettings
+from .preprocess import LineLimits
+from .runtime import threads_per_cpu_instance
+
+T = TypeVar("T")
+_TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
+
+
+def model_parameters(config: Mapping[str, Any]) -> dict[str, str]:
+    """The config's ``parameters`` as plain strings."""
+    return {key: value["string_value"] for key, value in config.get("parameters", {}).items()}
+
+
+def cpu_instance_count(config: Mapping[str, Any]) -> int:
+    """How many CPU instances of this model the server runs (they share the cores)."""
+    groups = config.get("instance_group", [])
+    return sum(int(group.get("count", 1)) for group in groups if group.get("kind") == "KIND_CPU")
+
+
+def setting(parameters: Mapping[str, str], name: str, convert: Callable[[str], T], default: T, expected: str) -> T:
+    """Parameter ``name`` converted, ``default`` where it is absent or blank; ``ValueError`` saying it must be
+    ``expected`` where it cannot be converted."""
+    raw = parameters.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return convert(raw)
+    except ValueError:
+        raise ValueError(f"model parameter {name!r} must be {expected}, got {raw!r}") from None
+
+
+def boolean(raw: str) -> bool:
+    if raw.lower() in _TRUE | _FALSE:
+        return raw.lower() in _TRUE
+    raise ValueError(raw)
+
+
+def choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def choose(raw: str) -> str:
+        if raw.lower() not in choices:
+            raise ValueError(raw)
+        return raw.lower()
+    return choose
+
+
+def one_of(choices: tuple[str, ...]) -> str:
+    return "one of " + ", ".join(choices)
+
+
+def threads_or_auto(raw: str) -> int | None:
+    if raw.lower() == "auto":
+        return None
+    if int(raw) < 1:
+        raise ValueError(raw)
+    return int(raw)
+
+
+def line_limits(parameters: Mapping[str, str]) -> LineLimits:
+    """The line widths a model accepts (the recogniser) or resizes into (``ocr_preprocess``)."""
+    return LineLimits(
+        min_width=setting(parameters, "min_width", int, LineLimits.min_width, "a width in pixels"),
+        max_width=setting(parameters, "max_width", int, LineLimits.max_width, "a width in pixels"),
+    )
+
+
+def image_limits(parameters: Mapping[str, str]) -> ImageLimits:
+    """The largest image file ``ocr_preprocess`` accepts, in bytes and in pixels."""
+    return ImageLimits(
+        max_bytes=setting(parameters, "max_bytes", int, ImageLimits.max_bytes, "a number of bytes"),
+        max_pixels=setting(parameters, "max_pixels", int, ImageLimits.max_pixels, "a number of pixels"),
+    )
+
+
+def page_settings(parameters: Mapping[str, str]) -> PageSettings:
+    """What ``ocr_page`` is configured with; the defaults are ``str_ocr.contract.PAGE_PARAMETERS``."""
+    defaults = PageSettings()
+    detector = DetectorSettings(**{
+        name: setting(parameters, name, type(default), default, "a number")
+        for name, default in vars(defaults.detector).items() if name in DETECTION_PARAMETERS})
+    return PageSettings(
+        images=ImageLimits(
+            max_bytes=setting(parameters, "max_bytes", int, defaults.images.max_bytes, "a number of bytes"),
+            max_pixels=setting(parameters, "max_pixels", int, defaults.images.max_pixels, "a number of pixels")),
+        detector=detector,
+        lines=line_limits(parameters),
+        max_boxes=setting(parameters, "max_boxes", int, defaults.max_boxes, "a number of boxes"),
+        word_gap=setting(parameters, "word_gap", float, defaults.word_gap, "a fraction of the line's height"),
+        crop_batching=setting(parameters, "crop_batching", choice(CROP_BATCHINGS), defaults.crop_batching,
+                             one_of(CROP_BATCHINGS)),
+        max_crops_per_request=setting(parameters, "max_crops_per_request", int, defaults.max_crops_per_request,
+                                     "a number of lines"),
+    )
+
+
+@dataclass(frozen=True)
+class DetectorServing:
+    """What a served text_detection instance is configured with: the largest side it accepts, its engine (``auto``:
+    ``str_ocr.detection.choose_detector_engine``) and the threads of a CPU instance."""
+
+    max_side: int
+    engine: str
+    threads: int
+
+
+def detector_serving(config: Mapping[str, Any]) -> DetectorServing:
+    """text_detection's settings; the defaults are ``str_ocr.contract.DETECTOR_PARAMETERS``."""
+    parameters = model_parameters(config)
+    threads = setting(parameters, "cpu_threads", threads_or_auto, None, "'auto' or a positive integer")
+    return DetectorServing(
+        max_side=setting(parameters, "max_side", int, DETECTOR_PARAMETERS["max_side"], "a number of pixels"),
+        engine=setting(parameters, "engine", choice(("auto", *DETECTOR_ENGINES)), DETECTOR_PARAMETERS["engine"],
+                      one_of(("auto", *DETECTOR_ENGINES))),
+        threads=threads or threads_per_cpu_instance(cpu_instance_count(config)),
+    )

@@ -1,0 +1,64 @@
+"""Triton Python-backend adapter for whole images: one PNG or JPEG in, every word's box, text and confidence out.
+
+It calls text_detection, cuts the words out (``str_ocr.page``), and sends them to text_recognition (BLS) the way
+``crop_batching`` says: by default each crop its own request, so that the recogniser's ragged batcher pools the
+crops of every page in flight. Settings: ``str_ocr.contract.PAGE_PARAMETERS`` (see ``str_ocr.settings``). The
+counter ``str_ocr_page_boxes_dropped_total`` counts the boxes dropped past ``max_boxes``.
+"""
+
+import json
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+from str_ocr.contract import (BOXES, CONFIDENCES, DETECTOR, DETECTOR_INPUT, DETECTOR_OUTPUT, IMAGE, INPUT_NAME,
+                              OUTPUT_NAME, RECOGNIZER, TEXTS)
+from str_ocr.page import read_page
+from str_ocr.settings import model_parameters, page_settings
+from str_ocr_triton.adapter import error_response, input_array
+from str_ocr_triton.metric_labels import instance_labels
+
+CALLS = {"detector": (DETECTOR, DETECTOR_INPUT, DETECTOR_OUTPUT), "recognizer": (RECOGNIZER, INPUT_NAME, OUTPUT_NAME)}
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.settings = page_settings(model_parameters(json.loads(args["model_config"])))
+        self.family = pb_utils.MetricFamily(name="str_ocr_page_boxes_dropped_total", kind=pb_utils.MetricFamily.COUNTER,
+                                            description="Text boxes dropped because a page had more than max_boxes")
+        self.dropped = self.family.Metric(labels=instance_labels(args["model_name"], args["model_version"],
+                                                                 args["model_instance_name"]))
+
+    async def execute(self, requests):
+        return [await self.answer(request) for request in requests]
+
+    async def answer(self, request):
+        try:
+            page = await read_page(input_array(request, IMAGE).tobytes(), self.settings, self.infer,
+                                   request.is_cancelled)
+        except Exception as error:  # noqa: BLE001 - this request's answer
+            if request.is_cancelled():
+                return pb_utils.InferenceResponse(error=pb_utils.TritonError("cancelled", pb_utils.TritonError.CANCELLED))
+            return error_response(error)
+        if page.dropped:
+            pb_utils.Logger.log_warn(f"a page had {page.dropped} boxes past max_boxes={self.settings.max_boxes}: "
+                                     "the least certain were dropped")
+            self.dropped.increment(page.dropped)
+        texts = np.array([reading.text.encode() for reading in page.readings], dtype=np.object_)
+        confidences = np.array([reading.confidence for reading in page.readings], dtype=np.float32)
+        return pb_utils.InferenceResponse(output_tensors=[
+            pb_utils.Tensor(BOXES, page.corners.astype(np.float32)), pb_utils.Tensor(TEXTS, texts),
+            pb_utils.Tensor(CONFIDENCES, confidences)])
+
+    async def infer(self, step, array):
+        model, input_name, output_name = CALLS[step]
+        response = await pb_utils.InferenceRequest(
+            model_name=model, inputs=[pb_utils.Tensor(input_name, array)], requested_output_names=[output_name],
+            preferred_memory=pb_utils.PreferredMemory(pb_utils.TRITONSERVER_MEMORY_CPU, 0)).async_exec()
+        if response.has_error():
+            raise RuntimeError(f"{model}: {response.error().message()}")
+        return pb_utils.get_output_tensor_by_name(response, output_name).as_numpy()
+
+    def finalize(self):
+        self.dropped = None  # the metric before its family, as the backend requires
+        self.family = None

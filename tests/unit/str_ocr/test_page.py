@@ -1,0 +1,159 @@
+import asyncio
+import io
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from str_ocr.contract import output_length
+from str_ocr.detection import Boxes
+from str_ocr.errors import InputError
+from str_ocr.images import ImageLimits
+from str_ocr.page import (PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise,
+                          strongest, upright, word_spans)
+from str_ocr.settings import page_settings
+
+FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+
+def line_image(text, size=24, height=32, ink=20, ground=235):
+    font = ImageFont.truetype(FONT, size)
+    width = int(font.getlength(text)) + 16
+    image = Image.new("L", (width, height), ground)
+    ImageDraw.Draw(image).text((8, height / 2), text, font=font, fill=ink, anchor="lm")
+    return np.asarray(image)
+
+
+def png(image):
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(("ink", "ground"), [(20, 235), (235, 20)])
+def test_a_line_is_cut_into_its_words_at_the_spaces_in_either_polarity(ink, ground):
+    spans = word_spans(ink_of(line_image("big red fox", ink=ink, ground=ground)), word_gap=0.15)
+    assert len(spans) == 3
+    assert [start for start, _ in spans] == sorted(start for start, _ in spans)  # left to right
+    assert all(stop - start > 10 for start, stop in spans)
+
+
+def test_the_gaps_between_letters_do_not_cut_a_word():
+    assert len(word_spans(ink_of(line_image("minimum")), word_gap=0.15)) == 1
+    assert word_spans(np.full((32, 50), 200, np.uint8), 0.3) == [(0, 50)]  # no ink: the whole line
+
+
+def test_upright_warps_a_turned_box_back_to_a_rectangle():
+    grey = np.zeros((100, 100), np.uint8)
+    grey[40:60, 20:80] = 255
+    corners = np.array([[20, 40], [80, 40], [80, 60], [20, 60]], np.float32)
+    crop = upright(grey, corners)
+    assert crop.shape == (20, 60) and crop.mean() > 250
+
+
+def test_cut_words_gives_each_word_its_box_along_the_line():
+    line = line_image("big red fox", size=48, height=64)
+    grey = np.full((200, 400), 235, np.uint8)
+    grey[50:114, 20:20 + line.shape[1]] = line
+    corners = np.array([[[20, 50], [20 + line.shape[1], 50], [20 + line.shape[1], 114], [20, 114]]], np.float32)
+    words = cut_words(grey, Boxes(corners, np.ones(1, np.float32)), word_gap=0.15)
+    assert len(words) == 3
+    assert all(word.line.shape[:2] == (1, 32) and word.line.dtype == np.float32 for word in words)
+    lefts = [word.corners[0, 0] for word in words]
+    assert lefts == sorted(lefts) and lefts[0] >= 20 and words[-1].corners[1, 0] <= 20 + line.shape[1]
+
+
+def test_strongest_drops_the_least_certain_boxes_and_keeps_the_order():
+    corners = np.arange(5 * 8, dtype=np.float32).reshape(5, 4, 2)
+    kept, dropped = strongest(Boxes(corners, np.array([0.9, 0.5, 0.8, 0.6, 0.95], np.float32)), 3)
+    assert dropped == 2 and kept.scores.tolist() == pytest.approx([0.9, 0.8, 0.95])
+    assert strongest(Boxes(corners, np.ones(5, np.float32)), 10)[1] == 0
+
+
+def test_a_padded_batch_repeats_each_lines_last_column():
+    short, long = np.full((1, 32, 4), 0.5, np.float32), np.zeros((1, 32, 9), np.float32)
+    batch = padded_batch([short, long])
+    assert batch.shape == (2, 1, 32, 9) and (batch[0] == 0.5).all()
+
+
+@pytest.mark.parametrize("data", [b"", b"not an image", png(Image.new("RGB", (5000, 5000)))[:2000]])
+def test_a_page_that_cannot_be_read_is_the_callers_error(data):
+    with pytest.raises(InputError):
+        decode_page(data, ImageLimits(max_pixels=16_000_000))
+
+
+def test_a_page_over_the_pixel_limit_is_refused_before_decoding():
+    with pytest.raises(InputError, match="pixels"):
+        decode_page(png(Image.new("L", (5000, 4000))), ImageLimits(max_pixels=16_000_000))
+
+
+def test_a_transparent_page_is_read_over_white():
+    page = decode_page(png(Image.new("RGBA", (10, 8), (0, 0, 0, 0))), ImageLimits())
+    assert page.rgb.shape == (8, 10, 3) and (page.rgb == 255).all() and page.size == (8, 10)
+
+
+class Recorder:
+    """An ``infer`` that answers the detector with a map of one line of three words, and records the recogniser's
+    requests, answering each line with logits of its own length."""
+
+    def __init__(self, probability):
+        self.probability, self.requests = probability, []
+
+    async def __call__(self, model, array):
+        if model == "detector":
+            return self.probability(array)
+        self.requests.append(array.shape)
+        logits = np.full((len(array), output_length(array.shape[-1]), 37), -5, np.float32)
+        logits[:, :, 11] = 5  # "a" at every step: each line reads "a"
+        return logits
+
+
+def page_of_words():
+    image = Image.new("RGB", (700, 200), (240, 240, 240))
+    ImageDraw.Draw(image).text((40, 60), "big red fox", font=ImageFont.truetype(FONT, 48), fill=(10, 10, 10))
+    return png(image)
+
+
+def three_word_map(pixels):
+    probability = np.zeros(pixels.shape[:1] + (1,) + pixels.shape[2:], np.float32)
+    _, _, height, width = pixels.shape
+    probability[0, 0, int(height * 0.42):int(height * 0.5), int(width * 0.08):int(width * 0.45)] = 0.9
+    return probability
+
+
+@pytest.mark.parametrize(("batching", "requests"), [("ragged", [1, 1, 1]), ("none", [1, 1, 1]), ("padded", [3])])
+def test_read_page_sends_the_crops_as_crop_batching_says(batching, requests):
+    infer = Recorder(three_word_map)
+    reading = asyncio.run(read_page(page_of_words(), PageSettings(crop_batching=batching), infer))
+    assert [shape[0] for shape in infer.requests] == requests
+    assert [r.text for r in reading.readings] == ["a", "a", "a"] and reading.corners.shape == (3, 4, 2)
+    widths = {shape[-1] for shape in infer.requests}
+    assert len(widths) == (1 if batching == "padded" else len(widths))
+
+
+def test_a_page_without_text_reads_as_no_words():
+    infer = Recorder(lambda pixels: np.zeros((1, 1, *pixels.shape[2:]), np.float32))
+    reading = asyncio.run(read_page(page_of_words(), PageSettings(), infer))
+    assert reading.corners.shape == (0, 4, 2) and reading.readings == [] and infer.requests == []
+
+
+def test_a_cancelled_page_sends_no_crops():
+    infer = Recorder(three_word_map)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(read_page(page_of_words(), PageSettings(), infer, cancelled=lambda: True))
+    assert infer.requests == []
+
+
+def test_padded_batches_hold_at_most_max_crops_per_request():
+    infer = Recorder(None)
+    lines = [np.zeros((1, 32, 8 + i), np.float32) for i in range(7)]
+    logits = asyncio.run(recognise(lines, PageSettings(crop_batching="padded", max_crops_per_request=3), infer))
+    assert [shape[0] for shape in infer.requests] == [3, 3, 1]
+    assert [len(x) for x in logits] == [output_length(line.shape[-1]) for line in lines]
+
+
+def test_page_settings_come_from_the_config_and_bad_ones_say_what_to_change():
+    settings = page_settings({"max_boxes": "7", "threshold": "0.2", "crop_batching": "padded"})
+    assert (settings.max_boxes, settings.detector.threshold, settings.crop_batching) == (7, 0.2, "padded")
+    with pytest.raises(ValueError, match="crop_batching.*ragged"):
+        page_settings({"crop_batching": "sideways"})
