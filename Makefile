@@ -18,7 +18,7 @@ IMAGE_BASE ?= auto
 # run (quick when cached); 0: it does neither (for a quick run of the unit tests, say).
 CONTAINERS ?= 1
 
-.PHONY: setup demo test serve bench profile perf analyze capacity detector-onnx peers image lock clean
+.PHONY: setup demo test serve bench profile perf analyze capacity detector-onnx peers bench-pages image lock clean
 
 setup: $(STAMP) $(REAPER)
 
@@ -76,6 +76,11 @@ $(RAPIDOCR): requirements-rapidocr.txt
 	touch $@
 
 peers: $(RAPIDOCR)
+
+# Whole images: ocr_page's ways of batching crops under perf_analyzer, beside RapidOCR in-process
+PAGES_ARGS ?=
+bench-pages: setup $(RAPIDOCR)
+	$(PY) scripts/bench_pages.py $(PAGES_ARGS)
 
 analyze: setup $(ANALYZER)
 	$(PY) scripts/analyze.py --model-analyzer $(ANALYZER) $(ANALYZE_ARGS)

@@ -2,8 +2,10 @@
 
     .venv/bin/python scripts/capacity.py --rps 2000 --p95-ms 50 [--bench bench/cpu-2-cores]
     .venv/bin/python scripts/capacity.py --measure-start 3     # time the local server's start, for the day
+    .venv/bin/python scripts/capacity.py --pages --rps 20 --p95-ms 2000  # whole images to ocr_page
 
-RPS counts requests like the benchmark's (its ``-b``: 2 lines of 32x100 each). The logic is in
+RPS counts requests like the benchmark's (its ``-b``: 2 lines of 32x100 each); with --pages, pages sent to
+ocr_page, from the page benchmark (``make bench-pages``, copied to BENCH/pages/pages.json). The logic is in
 ``str_ocr_capacity``; this file reads the inputs, prints the answer with its assumptions and writes the plots.
 """
 
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from str_ocr.contract import RECOGNIZER
 from str_ocr_bench.configs import served_as
-from str_ocr_capacity.curves import images_per_request, load_curves
+from str_ocr_capacity.curves import images_per_request, load_curves, load_page_curves
 from str_ocr_capacity.hpa import HpaRule
 from str_ocr_capacity.plots import plot_day, plot_plan
 from str_ocr_capacity.queueing import ASSUMPTIONS, plan
@@ -71,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schedule-s", type=float, default=5.0,
                         help="added to the measured start: scheduling, container start, a probe period (default 5)")
     parser.add_argument("--measure-start", type=int, metavar="RUNS", help="time the local server's start first")
+    parser.add_argument("--pages", action="store_true", help="size for whole images to ocr_page: RPS is pages/s")
     parser.add_argument("--out", type=Path, default=ROOT / "runs/capacity", help="where the plots go")
     args = parser.parse_args(argv)
     if args.measure_start:
@@ -79,11 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.measure_start else parser.error("--rps and --p95-ms are needed")
 
     per_request = images_per_request(args.bench / "machine.json")
-    curves = load_curves(args.bench / "sweep.csv", per_request)
+    if args.pages:
+        curves = load_page_curves(args.bench / "pages" / "pages.json")
+    else:
+        curves = load_curves(args.bench / "sweep.csv", per_request)
     budget = args.p95_ms / 1e3
     plans = plan(curves, args.rps, budget)
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"{args.rps:,.0f} requests/s ({per_request} images each) at p95 <= {args.p95_ms:g} ms, from {args.bench}:\n")
+    what = "pages" if args.pages else f"requests ({per_request} images each)"
+    print(f"{args.rps:,.0f} {what}/s at p95 <= {args.p95_ms:g} ms, from {args.bench}:\n")
     print("| config | replicas | requests/s per replica | utilisation | planned p95 (ms) |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for p in plans:
@@ -95,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     if not plans:
         print("No config holds this p95 at any replica count.")
         return 1
+    if args.pages:
+        print("The day under the HPA is simulated for text_recognition's queue, which the HPA scales on; "
+              "for pages, the plan above.")
+        return 0
     variant = args.simulate or served_as(curves) or plans[0].variant
     rule = HpaRule.from_manifest(args.hpa)
     start = pod_start_s(args.bench, args)

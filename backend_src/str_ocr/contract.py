@@ -117,6 +117,7 @@ PAGE_PARAMETERS = {
     "word_gap": 0.15,
     "crop_batching": "ragged",
     "max_crops_per_request": 32,
+    "group_padding": 0.25,
 }
 """ocr_page's ``parameters`` and their defaults."""
 DETECTOR_PARAMETERS = {
@@ -131,9 +132,10 @@ DETECTOR_ENGINES = ("onnxruntime", "openvino")
 PAGE_TENSORS = {IMAGE: ("input", "TYPE_UINT8", [-1]), BOXES: ("output", "TYPE_FP32", [-1, 4, 2]),
                 TEXTS: ("output", "TYPE_STRING", [-1]), CONFIDENCES: ("output", "TYPE_FP32", [-1])}
 """ocr_page's tensors: (direction, type, dims), with ``max_batch_size: 0``."""
-CROP_BATCHINGS = ("ragged", "padded", "none")
-"""How ocr_page sends a page's crops to text_recognition: each its own request, pooled by the ragged batcher with
-the crops of every page in flight; one padded batch per page; one at a time."""
+CROP_BATCHINGS = ("ragged", "grouped", "padded", "none")
+"""How ocr_page sends a page's crops to text_recognition (``str_ocr.page.recognise``): each its own request, pooled
+by the ragged batcher with the crops of every page in flight; in groups of about one width, pooled likewise; one
+padded batch per page; one at a time."""
 PYTHON_BACKEND_PARAMETERS = ("FORCE_CPU_ONLY_INPUT_TENSORS", "EXECUTION_ENV_PATH")
 """Parameters the Python backend itself reads."""
 

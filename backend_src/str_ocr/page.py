@@ -145,6 +145,7 @@ class PageSettings:
     word_gap: float = PAGE_PARAMETERS["word_gap"]
     crop_batching: str = PAGE_PARAMETERS["crop_batching"]
     max_crops_per_request: int = PAGE_PARAMETERS["max_crops_per_request"]
+    group_padding: float = PAGE_PARAMETERS["group_padding"]
 
     def __post_init__(self) -> None:
         if self.crop_batching not in CROP_BATCHINGS:
@@ -190,27 +191,42 @@ async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: 
 
     - ``ragged``: each its own request, all at once, so that the recogniser's ragged batcher pools them with the
       lines of every other page in flight;
+    - ``grouped``: lines of about the same width together (padded by at most ``group_padding``), each group its own
+      request, all at once: fewer requests, still pooled across pages;
     - ``padded``: this page's lines in batches of ``max_crops_per_request``, each padded to its widest line;
     - ``none``: one at a time, each waiting for the last."""
-    if settings.crop_batching == "ragged":
-        return list(await asyncio.gather(*(_first(infer("recognizer", line[np.newaxis])) for line in lines)))
     if settings.crop_batching == "none":
         logits = []
         for line in lines:
             if cancelled():
                 raise asyncio.CancelledError("the client cancelled the request")
-            logits.append(await _first(infer("recognizer", line[np.newaxis])))
+            logits.append((await infer("recognizer", line[np.newaxis]))[0])
         return logits
-    logits = []
-    for start in range(0, len(lines), settings.max_crops_per_request):
-        batch = lines[start:start + settings.max_crops_per_request]
-        padded = await infer("recognizer", padded_batch(batch))
-        logits += [out[:output_length(line.shape[-1])] for out, line in zip(padded, batch)]
+    if settings.crop_batching == "ragged":
+        groups = [[index] for index in range(len(lines))]
+    elif settings.crop_batching == "grouped":
+        groups = width_groups([line.shape[-1] for line in lines], settings.group_padding, settings.max_crops_per_request)
+    else:
+        size = settings.max_crops_per_request
+        groups = [list(range(start, min(start + size, len(lines)))) for start in range(0, len(lines), size)]
+    answers = await asyncio.gather(*(infer("recognizer", padded_batch([lines[i] for i in group])) for group in groups))
+    logits: list[np.ndarray] = [np.empty(0)] * len(lines)
+    for group, answer in zip(groups, answers):
+        for index, out in zip(group, answer):
+            logits[index] = out[:output_length(lines[index].shape[-1])]
     return logits
 
 
-async def _first(logits: Awaitable[np.ndarray]) -> np.ndarray:
-    return (await logits)[0]
+def width_groups(widths: Sequence[int], padding: float, size: int) -> list[list[int]]:
+    """Indices of ``widths`` in groups of at most ``size``, each group's widest at most ``1 + padding`` times its
+    narrowest."""
+    groups: list[list[int]] = []
+    for index in np.argsort(widths, kind="stable").tolist():
+        if groups and len(groups[-1]) < size and widths[index] <= (1 + padding) * widths[groups[-1][0]]:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    return groups
 
 
 def padded_batch(lines: Sequence[np.ndarray]) -> np.ndarray:

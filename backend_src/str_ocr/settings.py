@@ -105,7 +105,8 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
         crop_batching=setting(parameters, "crop_batching", choice(CROP_BATCHINGS), defaults.crop_batching,
                              one_of(CROP_BATCHINGS)),
         max_crops_per_request=setting(parameters, "max_crops_per_request", int, defaults.max_crops_per_request,
-                                     "a number of lines"),
+                                      "a number of lines"),
+        group_padding=setting(parameters, "group_padding", float, defaults.group_padding, "a fraction such as 0.25"),
     )
 
 

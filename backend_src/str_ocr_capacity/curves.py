@@ -45,6 +45,21 @@ def load_curves(csv_path: Path, images_per_request: int = 1) -> dict[str, Curve]
     return {name: Curve(name, tuple(sorted(points, key=lambda p: p.concurrency))) for name, points in rows.items()}
 
 
+def load_page_curves(pages_json: Path) -> dict[str, Curve]:
+    """Each crop batching's curve of ``ocr_page`` (pages/s) from the page benchmark's JSON (``make bench-pages``): at
+    each level the median of its rounds; a level perf_analyzer could not stabilise is left out."""
+    levels: dict[tuple[str, int], list[dict]] = {}
+    for level in json.loads(pages_json.read_text())["levels"]:
+        if level["exit_code"] == 0 and level["pages_per_second"] > 0:
+            levels.setdefault((level["batching"], level["concurrency"]), []).append(level)
+    rows: dict[str, list[Point]] = {}
+    for (batching, concurrency), runs in sorted(levels.items()):
+        median = sorted(runs, key=lambda r: r["pages_per_second"])[len(runs) // 2]
+        rows.setdefault(f"ocr_page:{batching}", []).append(
+            Point(concurrency, median["pages_per_second"], median["p95_ms"] / 1e3))
+    return {name: Curve(name, tuple(points)) for name, points in rows.items()}
+
+
 def images_per_request(machine_json: Path) -> int:
     """The batch each benchmark request carried (perf_analyzer's ``-b``), from the machine's notes; else 1."""
     if not machine_json.is_file():

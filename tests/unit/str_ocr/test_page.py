@@ -157,3 +157,23 @@ def test_page_settings_come_from_the_config_and_bad_ones_say_what_to_change():
     assert (settings.max_boxes, settings.detector.threshold, settings.crop_batching) == (7, 0.2, "padded")
     with pytest.raises(ValueError, match="crop_batching.*ragged"):
         page_settings({"crop_batching": "sideways"})
+
+
+def test_the_page_models_code_loads_no_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, str_ocr.page, str_ocr.settings, str_ocr.detection; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"  # four ocr_page instances each would carry it otherwise
+
+
+def test_grouped_crops_pad_each_group_by_at_most_group_padding():
+    from str_ocr.page import width_groups
+
+    widths = [100, 40, 124, 41, 300, 125, 50]
+    groups = width_groups(widths, 0.25, 32)
+    assert sorted(i for g in groups for i in g) == list(range(len(widths)))
+    assert all(max(widths[i] for i in g) <= 1.25 * min(widths[i] for i in g) for g in groups)
+    assert [sorted(widths[i] for i in g) for g in groups] == [[40, 41, 50], [100, 124, 125], [300]]
+    assert all(len(g) <= 2 for g in width_groups(widths, 10.0, 2))

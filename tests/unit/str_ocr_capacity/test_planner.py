@@ -93,3 +93,22 @@ def test_a_day_keeps_its_replicas_in_bounds_and_counts_refusals():
     assert day.refused == 0 and day.max_replicas == RULE.min_replicas
     overloaded = summarise(simulate(CURVE, RULE, lambda t: 5000, 30, 128, duration_s=1800, progress=False), 0.050)
     assert overloaded.refused > 0 and overloaded.max_replicas == RULE.max_replicas
+
+
+def test_page_curves_take_each_levels_median_and_leave_out_unstable_ones(tmp_path):
+    import json
+
+    from str_ocr_capacity.curves import load_page_curves
+
+    def level(batching, concurrency, rate, exit_code=0):
+        return {"batching": batching, "concurrency": concurrency, "pages_per_second": rate, "p95_ms": 100.0 * concurrency,
+                "crops_per_execution": 3.0, "exit_code": exit_code}
+
+    levels = [level("ragged", 1, r) for r in (2.0, 9.0, 3.0)] + [level("ragged", 8, 6.0), level("ragged", 16, 0.0, 2),
+                                                                 level("padded", 1, 2.5)]
+    path = tmp_path / "pages.json"
+    path.write_text(json.dumps({"levels": levels}))
+    curves = load_page_curves(path)
+    assert set(curves) == {"ocr_page:ragged", "ocr_page:padded"}
+    ragged = curves["ocr_page:ragged"]
+    assert [(p.concurrency, p.throughput, p.p95_s) for p in ragged.points] == [(1, 3.0, 0.1), (8, 6.0, 0.8)]

@@ -1,0 +1,179 @@
+"""Whole images under load: ocr_page's three ways of sending a page's crops to text_recognition, driven by NVIDIA's
+perf_analyzer with the same page files, interleaved level by level; RapidOCR in-process on the same pages beside them.
+
+Each variant (``config.pbtxt``: every crop its own request, pooled across pages by the ragged batcher;
+``padded_crops``: one padded batch per page; ``unbatched_crops``: one crop at a time) runs in its own server, all
+three started before the first measurement, so that each concurrency level measures the three one after another.
+Per level: pages/s and p95 from perf_analyzer, and from the server's statistics the crops text_recognition read per
+execution. The columns wasted on padding come from the recogniser's counters (ragged) or from the pages' own crops
+(padded: each batch padded to its widest crop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import tempfile
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+from tqdm import tqdm
+
+from str_ocr.contract import IMAGE, OCR_PAGE, RECOGNIZER
+from str_ocr.detection import DetectorSession, choose_detector_engine, detector_path
+from str_ocr.page import PageSettings, read_page
+from str_ocr_client.stats import execution_counts, metric_total
+from str_ocr_server.process import ServerProcess
+
+from . import perf_analyzer
+from .pages import read_rapidocr
+
+VARIANTS = {"ragged": None, "grouped": "grouped_crops", "padded": "padded_crops", "none": "unbatched_crops"}
+"""crop_batching -> the config variant of ocr_page that sets it."""
+
+
+@dataclass(frozen=True)
+class PageLevel:
+    batching: str
+    concurrency: int
+    pages_per_second: float
+    p95_ms: float
+    crops_per_execution: float
+    exit_code: int
+
+
+def input_data(files: Sequence[Path], path: Path) -> Path:
+    """perf_analyzer's ``--input-data``: each page file's bytes, ``b64``, one page per request."""
+    data = [{IMAGE: {"b64": base64.b64encode(f.read_bytes()).decode(), "shape": [f.stat().st_size]}} for f in files]
+    path.write_text(json.dumps({"data": data}))
+    return path
+
+
+def padded_waste(files: Sequence[Path], max_crops: int = PageSettings.max_crops_per_request) -> float:
+    """The share of columns that padding adds when each page's crops go in batches padded to their widest."""
+    engine, precision = choose_detector_engine("auto", gpu=False)
+    detector = DetectorSession(detector_path(), 2, engine, precision)
+    widths: list[list[int]] = []
+
+    async def infer(model: str, array: np.ndarray) -> np.ndarray:
+        if model == "detector":
+            return detector(array)
+        widths[-1].append(array.shape[-1])
+        return np.zeros((len(array), array.shape[-1] // 4 + 1, 37), np.float32)
+
+    real = padded = 0
+    for path in files:
+        widths.append([])
+        asyncio.run(read_page(path.read_bytes(), PageSettings(), infer))
+        for start in range(0, len(widths[-1]), max_crops):
+            chunk = widths[-1][start:start + max_crops]
+            real, padded = real + sum(chunk), padded + len(chunk) * max(chunk)
+    return 1 - real / padded if padded else 0.0
+
+
+def measure(server: ServerProcess, batching: str, concurrency: int, data: Path, csv_path: Path,
+            window: perf_analyzer.Window, requests: int) -> PageLevel:
+    """One level; windows of at least ``requests`` pages (a few pages a second fill a time window too thinly to
+    be stable), twice that where perf_analyzer cannot stabilise."""
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        before = execution_counts(client, RECOGNIZER, server.admin_key)
+        for count in (requests, 2 * requests):
+            run = perf_analyzer.run(server.grpc_url, OCR_PAGE, f"{concurrency}:{concurrency}", csv_path, 1, None,
+                                    window, ("--input-data", str(data), "--measurement-mode", "count_windows",
+                                             "--measurement-request-count", str(max(count, 4 * concurrency))))
+            if run.exit_code != 2:
+                break
+        after = execution_counts(client, RECOGNIZER, server.admin_key)
+    crops, executions = after[0] - before[0], after[1] - before[1]
+    measured = run.measurements[0] if run.measurements else None
+    if run.exit_code:
+        tqdm.write(f"{batching} at concurrency {concurrency}: perf_analyzer exited {run.exit_code}")
+    return PageLevel(batching, concurrency, measured.throughput if measured else 0.0,
+                     measured.p95_us / 1e3 if measured else 0.0, crops / executions if executions else 0.0,
+                     run.exit_code)
+
+
+def sweep(files: Sequence[Path], levels: Sequence[int], logs: Path, window: perf_analyzer.Window,
+          rounds: int = 1, requests: int = 16) -> tuple[list[PageLevel], dict[str, float]]:
+    """Every variant at every level, interleaved, ``rounds`` times; and the ragged variant's padding share."""
+    results = []
+    logs.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
+        data = input_data(files, Path(tmp, "pages.json"))
+        servers = {batching: stack.enter_context(ServerProcess(config_name=variant, models=[OCR_PAGE],
+                                                               log_path=logs / f"ocr_page-{batching}.log"))
+                   for batching, variant in VARIANTS.items()}
+        steps = [(r, c, b) for r in range(rounds) for c in levels for b in servers]
+        for _, concurrency, batching in tqdm(steps, desc="pages", unit="run"):
+            results.append(measure(servers[batching], batching, concurrency, data, Path(tmp, "level.csv"), window,
+                                   requests))
+        real = metric_total(servers["ragged"].metrics_url, "str_ocr_columns_total", kind="real")
+        padding = metric_total(servers["ragged"].metrics_url, "str_ocr_columns_total", kind="padding")
+    return results, {"ragged": padding / (real + padding) if real + padding else 0.0}
+
+
+def rapidocr_rates(files: Sequence[Path], threads: Sequence[int] = (1, 2)) -> dict[int, float]:
+    """RapidOCR's pages/s in-process, one page at a time, with each thread count."""
+    return {n: len(files) / sum(a.seconds for a in read_rapidocr(files, n)) for n in threads}
+
+
+def best(results: Sequence[PageLevel], batching: str, concurrency: int) -> PageLevel:
+    """The median run of one variant at one level (over the rounds)."""
+    runs = sorted((r for r in results if r.batching == batching and r.concurrency == concurrency),
+                  key=lambda r: r.pages_per_second)
+    return runs[len(runs) // 2]
+
+
+def report(results: Sequence[PageLevel], waste: dict[str, float], rapidocr: dict[int, float], out: Path) -> str:
+    """A markdown table and a plot in ``out``; the table is returned."""
+    levels = sorted({r.concurrency for r in results})
+    rows = ["| concurrency | " + " | ".join(f"{b}: pages/s, p95 ms, crops/execution" for b in VARIANTS) + " |",
+            "| ---: | " + " | ".join("---" for _ in VARIANTS) + " |"]
+    for c in levels:
+        cells = [best(results, b, c) for b in VARIANTS]
+        rows.append(f"| {c} | " + " | ".join(f"{x.pages_per_second:.2f}, {x.p95_ms:.0f}, {x.crops_per_execution:.1f}"
+                                             for x in cells) + " |")
+    lines = ["\n".join(rows), ""]
+    for c in levels:
+        ragged, padded = best(results, "ragged", c), best(results, "padded", c)
+        if padded.pages_per_second:
+            lines.append(f"- concurrency {c}: ragged / padded = {ragged.pages_per_second / padded.pages_per_second:.2f}x")
+    lines.append(f"- padding: ragged {waste.get('ragged', 0):.1%} of the recogniser's columns; padded "
+                 f"{waste.get('padded', 0):.1%}")
+    lines += [f"- RapidOCR in-process, {n} thread(s): {rate:.2f} pages/s" for n, rate in rapidocr.items()]
+    text = "\n".join(lines) + "\n"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "pages.md").write_text(text)
+    (out / "pages.json").write_text(json.dumps({"levels": [asdict(r) for r in results], "padding": waste,
+                                                "rapidocr_pages_per_second": rapidocr}, indent=1))
+    plot(results, rapidocr, out / "pages.png")
+    return text
+
+
+def plot(results: Sequence[PageLevel], rapidocr: dict[int, float], path: Path) -> None:
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    figure, (rate, latency) = plt.subplots(1, 2, figsize=(11, 4))
+    levels = sorted({r.concurrency for r in results})
+    for batching in VARIANTS:
+        runs = [best(results, batching, c) for c in levels]
+        rate.plot(levels, [r.pages_per_second for r in runs], marker="o", label=f"ocr_page, crops {batching}")
+        latency.plot(levels, [r.p95_ms for r in runs], marker="o", label=f"crops {batching}")
+    for threads, value in rapidocr.items():
+        rate.axhline(value, linestyle="--", color="grey" if threads == 1 else "black",
+                     label=f"RapidOCR in-process, {threads} thread(s)")
+    rate.set(xlabel="pages in flight (perf_analyzer concurrency)", ylabel="pages/s", title="Throughput")
+    latency.set(xlabel="pages in flight", ylabel="p95 latency (ms)", title="Latency")
+    rate.legend(fontsize=8)
+    latency.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
