@@ -103,4 +103,4 @@ lock:
 	  /tmp/str-ocr-lock/bin/pip freeze --all | grep -v "^pip==" | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.txt
 
 clean:
-	rm -rf $(VENV) .venv-analyzer .pytest_cache
+	rm -rf $(VENV) .venv-analyzer .venv-rapidocr .pytest_cache

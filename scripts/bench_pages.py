@@ -6,7 +6,7 @@
 Draws --pages generated pages, starts one server per crop batching (ocr_page's config.pbtxt, padded_crops,
 unbatched_crops), runs perf_analyzer against each at every --levels concurrency, the three interleaved, --rounds
 times (the median is reported), then RapidOCR (`make peers`) in-process with 1 and 2 threads. Writes pages.md,
-pages.json and pages.png into --out (``str_ocr_bench.page_sweep``).
+pages.json and pages.png into --out, the pages and the servers' logs into --work (``str_ocr_bench.page_sweep``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from str_ocr_bench import perf_analyzer
-from str_ocr_bench.page_sweep import padded_waste, rapidocr_rates, report, sweep
+from str_ocr_bench.page_sweep import VARIANTS, padded_waste, rapidocr_rates, report, sweep
 from str_ocr_bench.pages import write_pages
 
 
@@ -30,14 +30,20 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=16,
                         help="pages in each of perf_analyzer's measurement windows, at least (default %(default)s)")
     parser.add_argument("--stability", type=int, default=15, help="perf_analyzer's --stability-percentage")
+    parser.add_argument("--batchings", default=",".join(VARIANTS), help="ways of sending crops (default %(default)s)")
+    parser.add_argument("--peers", default="rapidocr", help="rapidocr, or none")
     parser.add_argument("--out", type=Path, default=Path("runs/bench-pages"), help="where the results go")
+    parser.add_argument("--work", type=Path, default=Path("runs/bench-pages"), help="where the pages and logs go")
     args = parser.parse_args()
-    files = [path for path, _ in write_pages(args.out / "pages", args.pages, seed=8, fonts=args.fonts)]
+    files = [path for path, _ in write_pages(args.work / "pages", args.pages, seed=8, fonts=args.fonts)]
     window = perf_analyzer.Window(stability_percent=args.stability)
-    results, waste = sweep(files, [int(c) for c in args.levels.split(",")], args.out / "logs", window, args.rounds,
-                           args.requests)
-    waste["padded"] = padded_waste(files)
-    print(report(results, waste, rapidocr_rates(files), args.out))
+    batchings = args.batchings.split(",")
+    results, waste = sweep(files, [int(c) for c in args.levels.split(",")], args.work / "logs", window, args.rounds,
+                           args.requests, batchings)
+    if "padded" in batchings:
+        waste["padded"] = padded_waste(files)
+    rapidocr = rapidocr_rates(files) if args.peers == "rapidocr" else {}
+    print(report(results, waste, rapidocr, args.out))
     print(f"bench_pages: written {args.out / 'pages.md'}, pages.json and pages.png")
     return 0
 

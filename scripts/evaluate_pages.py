@@ -42,7 +42,8 @@ def main() -> int:
         with ServerProcess(config_name=args.config_name, models=[OCR_PAGE]) as server:
             results = evaluate(server.grpc_url, pages, peers, args.concurrency)
     report = table(results)
-    speeds = "\n".join(f"{name}: {r['pages_per_second']:.2f} pages/s, {r['errors']} errors" for name, r in results.items())
+    speeds = "\n".join(f"{name}: {r['pages_per_second']:.2f} pages/s, {r['errors']} errors"
+                       for name, r in results.items())
     print(f"{report}\n\n{speeds}")
     out = args.out / f"{args.fonts}-{args.seed}.md"
     out.write_text(f"{report}\n\n{speeds}\n")

@@ -36,6 +36,10 @@ WORD_MARGIN = 0.15
 """Blank kept on each side of a word cut from a line, as a share of the line's height."""
 
 
+class Cancelled(Exception):
+    """The client gave up on its request: the rest of its page is not worth reading."""
+
+
 @dataclass(frozen=True)
 class Page:
     """A decoded image: ``rgb`` ``[h, w, 3]`` and ``grey`` ``[h, w]``, uint8."""
@@ -177,7 +181,7 @@ async def read_page(data: bytes, settings: PageSettings, infer: Infer,
     boxes, dropped = strongest(find_boxes(probability[0, 0], scale, page.size, settings.detector), settings.max_boxes)
     words = cut_words(page.grey, boxes, settings.word_gap, settings.lines)
     if cancelled():
-        raise asyncio.CancelledError("the client cancelled the request")
+        raise Cancelled("the client cancelled the request")
     logits = await recognise([word.line for word in words], settings, infer, cancelled)
     readings = [greedy_decode(line) for line in logits]
     read = [i for i, reading in enumerate(readings) if reading.text]
@@ -199,7 +203,7 @@ async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: 
         logits = []
         for line in lines:
             if cancelled():
-                raise asyncio.CancelledError("the client cancelled the request")
+                raise Cancelled("the client cancelled the request")
             logits.append((await infer("recognizer", line[np.newaxis]))[0])
         return logits
     if settings.crop_batching == "ragged":

@@ -99,22 +99,27 @@ def measure(server: ServerProcess, batching: str, concurrency: int, data: Path, 
 
 
 def sweep(files: Sequence[Path], levels: Sequence[int], logs: Path, window: perf_analyzer.Window,
-          rounds: int = 1, requests: int = 16) -> tuple[list[PageLevel], dict[str, float]]:
-    """Every variant at every level, interleaved, ``rounds`` times; and the ragged variant's padding share."""
+          rounds: int = 1, requests: int = 16, batchings: Sequence[str] = tuple(VARIANTS),
+          ) -> tuple[list[PageLevel], dict[str, float]]:
+    """Each of ``batchings`` at every level, interleaved, ``rounds`` times; and the share of the recogniser's
+    columns that were padding, where crops went to it in requests of their own widths (ragged, grouped)."""
     results = []
     logs.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
         data = input_data(files, Path(tmp, "pages.json"))
-        servers = {batching: stack.enter_context(ServerProcess(config_name=variant, models=[OCR_PAGE],
+        servers = {batching: stack.enter_context(ServerProcess(config_name=VARIANTS[batching], models=[OCR_PAGE],
                                                                log_path=logs / f"ocr_page-{batching}.log"))
-                   for batching, variant in VARIANTS.items()}
+                   for batching in batchings}
         steps = [(r, c, b) for r in range(rounds) for c in levels for b in servers]
         for _, concurrency, batching in tqdm(steps, desc="pages", unit="run"):
             results.append(measure(servers[batching], batching, concurrency, data, Path(tmp, "level.csv"), window,
                                    requests))
-        real = metric_total(servers["ragged"].metrics_url, "str_ocr_columns_total", kind="real")
-        padding = metric_total(servers["ragged"].metrics_url, "str_ocr_columns_total", kind="padding")
-    return results, {"ragged": padding / (real + padding) if real + padding else 0.0}
+        waste = {}
+        for batching in set(servers) & {"ragged", "grouped"}:
+            real = metric_total(servers[batching].metrics_url, "str_ocr_columns_total", kind="real")
+            padding = metric_total(servers[batching].metrics_url, "str_ocr_columns_total", kind="padding")
+            waste[batching] = padding / (real + padding) if real + padding else 0.0
+    return results, waste
 
 
 def rapidocr_rates(files: Sequence[Path], threads: Sequence[int] = (1, 2)) -> dict[int, float]:
@@ -132,19 +137,20 @@ def best(results: Sequence[PageLevel], batching: str, concurrency: int) -> PageL
 def report(results: Sequence[PageLevel], waste: dict[str, float], rapidocr: dict[int, float], out: Path) -> str:
     """A markdown table and a plot in ``out``; the table is returned."""
     levels = sorted({r.concurrency for r in results})
-    rows = ["| concurrency | " + " | ".join(f"{b}: pages/s, p95 ms, crops/execution" for b in VARIANTS) + " |",
-            "| ---: | " + " | ".join("---" for _ in VARIANTS) + " |"]
+    batchings = [b for b in VARIANTS if any(r.batching == b for r in results)]
+    rows = ["| concurrency | " + " | ".join(f"{b}: pages/s, p95 ms, crops/execution" for b in batchings) + " |",
+            "| ---: | " + " | ".join("---" for _ in batchings) + " |"]
     for c in levels:
-        cells = [best(results, b, c) for b in VARIANTS]
+        cells = [best(results, b, c) for b in batchings]
         rows.append(f"| {c} | " + " | ".join(f"{x.pages_per_second:.2f}, {x.p95_ms:.0f}, {x.crops_per_execution:.1f}"
                                              for x in cells) + " |")
     lines = ["\n".join(rows), ""]
-    for c in levels:
-        ragged, padded = best(results, "ragged", c), best(results, "padded", c)
-        if padded.pages_per_second:
-            lines.append(f"- concurrency {c}: ragged / padded = {ragged.pages_per_second / padded.pages_per_second:.2f}x")
-    lines.append(f"- padding: ragged {waste.get('ragged', 0):.1%} of the recogniser's columns; padded "
-                 f"{waste.get('padded', 0):.1%}")
+    for c in levels if {"ragged", "padded"} <= set(batchings) else ():
+        ratios = {b: best(results, b, c).pages_per_second / best(results, "padded", c).pages_per_second
+                  for b in batchings if b != "padded" and best(results, "padded", c).pages_per_second}
+        shown = ", ".join(f"{b} {r:.2f}x" for b, r in ratios.items())
+        lines.append(f"- concurrency {c}, pages/s over padded's: {shown}")
+    lines.append("- padding, share of the recogniser's columns: " + ", ".join(f"{b} {w:.1%}" for b, w in waste.items()))
     lines += [f"- RapidOCR in-process, {n} thread(s): {rate:.2f} pages/s" for n, rate in rapidocr.items()]
     text = "\n".join(lines) + "\n"
     out.mkdir(parents=True, exist_ok=True)
@@ -163,7 +169,7 @@ def plot(results: Sequence[PageLevel], rapidocr: dict[int, float], path: Path) -
 
     figure, (rate, latency) = plt.subplots(1, 2, figsize=(11, 4))
     levels = sorted({r.concurrency for r in results})
-    for batching in VARIANTS:
+    for batching in [b for b in VARIANTS if any(r.batching == b for r in results)]:
         runs = [best(results, batching, c) for c in levels]
         rate.plot(levels, [r.pages_per_second for r in runs], marker="o", label=f"ocr_page, crops {batching}")
         latency.plot(levels, [r.p95_ms for r in runs], marker="o", label=f"crops {batching}")

@@ -3,7 +3,7 @@
 Pages come from ``str_ocr.synth.PageSynth`` and are written to files, so that every reader gets the same bytes.
 Each reader's words are scored with ``str_ocr.page_scores``: detection recall, precision and F1 (bounding
 rectangles at IoU >= 0.5, one to one) and end-to-end F1 (matched and read right, lower case 0-9a-z), over all
-pages, by background, and by face (recall and end-to-end recall of the words drawn in it).
+pages, by background, by layout, and by face (recall and end-to-end recall of the words drawn in it).
 """
 
 from __future__ import annotations
@@ -77,13 +77,13 @@ def read_rapidocr(files: Sequence[Path], threads: int = 1, python: Path = RAPIDO
 
 
 def score(pages: Sequence[SynthPage], answers: Sequence[Answer]) -> dict[str, PageCounts]:
-    """Counts over all pages (``all``), by background (``background=...``) and by face (``face=...``: the truth
-    words of that face, the boxes matched to them)."""
+    """Counts over all pages (``all``), by background (``background=...``), by layout (``layout=scene`` or
+    ``document``) and by face (``face=...``: the truth words of that face, the boxes matched to them)."""
     counts: dict[str, PageCounts] = defaultdict(PageCounts)
     for page, answer in zip(pages, answers):
         truth = np.stack([w.corners for w in page.words]) if page.words else np.zeros((0, 4, 2))
         texts = [w.text for w in page.words]
-        for key in ("all", f"background={page.background}"):
+        for key in ("all", f"background={page.background}", f"layout={page.layout}"):
             counts[key].add(truth, texts, answer.corners, answer.texts)
         pairs = dict(match(truth, answer.corners))
         for index, word in enumerate(page.words):

@@ -6,6 +6,7 @@ crops of every page in flight. Settings: ``str_ocr.contract.PAGE_PARAMETERS`` (s
 counter ``str_ocr_page_boxes_dropped_total`` counts the boxes dropped past ``max_boxes``.
 """
 
+import asyncio
 import json
 
 import numpy as np
@@ -13,7 +14,7 @@ import triton_python_backend_utils as pb_utils
 
 from str_ocr.contract import (BOXES, CONFIDENCES, DETECTOR, DETECTOR_INPUT, DETECTOR_OUTPUT, IMAGE, INPUT_NAME,
                               OUTPUT_NAME, RECOGNIZER, TEXTS)
-from str_ocr.page import read_page
+from str_ocr.page import Cancelled, read_page
 from str_ocr.settings import model_parameters, page_settings
 from str_ocr_triton.adapter import error_response, input_array
 from str_ocr_triton.metric_labels import instance_labels
@@ -30,15 +31,15 @@ class TritonPythonModel:
                                                                  args["model_instance_name"]))
 
     async def execute(self, requests):
-        return [await self.answer(request) for request in requests]
+        return list(await asyncio.gather(*(self.answer(request) for request in requests)))
 
     async def answer(self, request):
         try:
             page = await read_page(input_array(request, IMAGE).tobytes(), self.settings, self.infer,
                                    request.is_cancelled)
+        except Cancelled as cancelled:
+            return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(cancelled), pb_utils.TritonError.CANCELLED))
         except Exception as error:  # noqa: BLE001 - this request's answer
-            if request.is_cancelled():
-                return pb_utils.InferenceResponse(error=pb_utils.TritonError("cancelled", pb_utils.TritonError.CANCELLED))
             return error_response(error)
         if page.dropped:
             pb_utils.Logger.log_warn(f"a page had {page.dropped} boxes past max_boxes={self.settings.max_boxes}: "

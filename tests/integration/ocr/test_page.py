@@ -137,3 +137,26 @@ def test_the_crops_of_pages_in_flight_are_pooled_by_the_recognisers_batcher(serv
     assert inferences >= words  # a request per crop (crops read as nothing are not answered words)
     assert executions < inferences / 2, f"{executions} executions for {inferences} crops"
     print(f"{inferences} crops in {executions} executions")
+
+
+def test_a_page_its_client_gives_up_on_sends_no_crops(server):
+    """A client that stops waiting (here its deadline passes while the page is detected) cancels the request:
+    ocr_page stops before its crops reach text_recognition, and the next page is read as usual."""
+    page = PageSynth(seed=9, fonts="core", size=(1800, 1400), max_angle=0).page(words=200, layout="document")
+    with grpcclient.InferenceServerClient(server.grpc_url) as client:
+        before = execution_counts(client, RECOGNIZER, server.admin_key)
+        with pytest.raises(Exception, match="Deadline"):
+            client.infer(OCR_PAGE, page_inputs(page.encoded()), client_timeout=0.05)
+        (words,) = read(server.grpc_url, [one_word_png()])
+        after = execution_counts(client, RECOGNIZER, server.admin_key)
+    assert [w.text for w in words] == ["hello"]
+    assert after[0] - before[0] < 20  # the 200 words of the cancelled page were never sent
+
+
+def one_word_png():
+    from PIL import ImageDraw, ImageFont
+
+    image = Image.new("RGB", (400, 200), "white")
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 48)
+    ImageDraw.Draw(image).text((60, 60), "hello", font=font, fill="black")
+    return png(image)

@@ -9,7 +9,7 @@ from str_ocr.contract import output_length
 from str_ocr.detection import Boxes
 from str_ocr.errors import InputError
 from str_ocr.images import ImageLimits
-from str_ocr.page import (PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise,
+from str_ocr.page import (Cancelled, PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise,
                           strongest, upright, word_spans)
 from str_ocr.settings import page_settings
 
@@ -139,7 +139,7 @@ def test_a_page_without_text_reads_as_no_words():
 
 def test_a_cancelled_page_sends_no_crops():
     infer = Recorder(three_word_map)
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(Cancelled):
         asyncio.run(read_page(page_of_words(), PageSettings(), infer, cancelled=lambda: True))
     assert infer.requests == []
 
