@@ -3,8 +3,8 @@
     .venv/bin/python scripts/bench_pages.py                               # make bench-pages
     .venv/bin/python scripts/bench_pages.py --levels 1,8 --rounds 3 --pages 24 --requests 24
 
-Draws --pages generated pages, starts one server per crop batching (ocr_page's config.pbtxt, padded_crops,
-unbatched_crops), runs perf_analyzer against each at every --levels concurrency, the three interleaved, --rounds
+Draws --pages generated pages, starts one server per crop batching (ocr_page's config.pbtxt, grouped_crops,
+padded_crops, unbatched_crops), runs perf_analyzer against each at every --levels concurrency, interleaved, --rounds
 times (the median is reported), then RapidOCR (`make peers`) in-process with 1 and 2 threads. Writes pages.md,
 pages.json and pages.png into --out, the pages and the servers' logs into --work (``str_ocr_bench.page_sweep``).
 """

@@ -22,8 +22,7 @@ import cv2
 import numpy as np
 
 from str_ocr.detection import DetectorSession, choose_detector_engine, detector_input, detector_path, find_boxes
-from str_ocr.page import decode_page
-from str_ocr.images import ImageLimits
+from str_ocr.page import PageSettings, decode_page
 from str_ocr.synth import PageSynth
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +40,7 @@ def main() -> int:
     for index in range(args.pages):
         crowded = index % 2 == 1
         page = synth.page(words=args.words if crowded else None, layout="scene" if crowded else None)
-        decoded = decode_page(page.encoded(), ImageLimits(max_pixels=16_000_000))
+        decoded = decode_page(page.encoded(), PageSettings().images)
         pixels, scale = detector_input(decoded.rgb)
         probability = detector(pixels)
         maps[str(index)] = probability

@@ -114,10 +114,12 @@ PAGE_PARAMETERS = {
     "min_width": MIN_WIDTH,
     "max_width": MAX_WIDTH,
     "max_boxes": 500,
+    "max_words": 1000,
     "word_gap": 0.15,
     "crop_batching": "ragged",
     "max_crops_per_request": 32,
     "group_padding": 0.25,
+    "max_requests_in_flight": 32,
 }
 """ocr_page's ``parameters`` and their defaults."""
 DETECTOR_PARAMETERS = {

@@ -32,6 +32,8 @@ STRIDE = 32
 """The detector's input sides are multiples of this."""
 ANGLE_STEP, ANGLE_STEPS = np.deg2rad(1.0), 2
 """The rotations around each region's principal axis tried for its smallest rectangle."""
+MAX_CANDIDATES = 1000
+"""Regions fitted with rectangles at most, the largest (PaddleOCR's ``max_candidates``)."""
 SCORE_SAMPLES = (32, 6)
 """Points along and across each rectangle at which its score is read."""
 TURN_GAIN = 0.95
@@ -78,7 +80,7 @@ class DetectorSettings:
 @dataclass(frozen=True)
 class Boxes:
     """Text regions: ``corners`` ``[N, 4, 2]`` float32, (x, y) clockwise from top-left in the image's pixels, and
-    ``scores`` ``[N]``, the detector's mean probability over each region."""
+    ``scores`` ``[N]``, the detector's mean probability over each region's rectangle."""
 
     corners: np.ndarray
     scores: np.ndarray
@@ -126,9 +128,8 @@ def check_detector_input(pixels: np.ndarray, max_side: int) -> None:
 
 
 def choose_detector_engine(requested: str, gpu: bool) -> tuple[str, str]:
-    """``(engine, precision)`` for ``requested``: ``auto`` is OpenVINO in bf16 on a CPU with native bf16 (twice ONNX
-    Runtime's speed here, the probabilities within 0.02), else ONNX Runtime in f32; on a GPU, ONNX Runtime's CUDA
-    provider."""
+    """``(engine, precision)`` for ``requested``: ``auto`` is OpenVINO in bf16 on a CPU with native bf16 (the faster,
+    ``docs/pages.md``), else ONNX Runtime in f32; on a GPU, ONNX Runtime's CUDA provider."""
     if requested not in ("auto", *DETECTOR_ENGINES):
         raise ValueError(f"engine must be auto or one of {', '.join(DETECTOR_ENGINES)}; got {requested!r}")
     if gpu:
@@ -173,21 +174,24 @@ def find_boxes(probability: np.ndarray, scale: np.ndarray, image_size: tuple[int
     """The text regions of a probability map ``[H, W]``, as rectangles in the image's pixels (``image_size``:
     ``(height, width)``), in no particular order.
 
-    The regions are found by their outlines (a region's extents are its outline's), fitted with rectangles and
-    scored by the mean probability over them, every region at once: no pass over the map per region."""
+    The regions are found by their outlines (a region's extents are its outline's), the ``MAX_CANDIDATES``
+    largest fitted with rectangles and scored by the mean probability over them, every region at once: no pass
+    over the map per region."""
     text = (probability > settings.threshold).astype(np.uint8)
     text = cv2.dilate(text, np.ones((2, 2), np.uint8))
     outlines, _ = cv2.findContours(text, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if len(outlines) > MAX_CANDIDATES:  # a map of noise: its largest regions only, as PaddleOCR's max_candidates
+        outlines = sorted(outlines, key=len, reverse=True)[:MAX_CANDIDATES]
     if not outlines:
         return Boxes.empty()
     points = np.concatenate(outlines)[:, 0, :].astype(np.float64)
     region = np.repeat(np.arange(len(outlines)), [len(outline) for outline in outlines])
     centres, axes, extents = _oriented_extents(points[:, 0], points[:, 1], region, len(outlines))
+    grown = extents + settings.unclip_ratio * (extents.prod(axis=1) / extents.sum(axis=1))[:, np.newaxis]
+    large = (extents.min(axis=1) >= settings.min_size) & (grown.min(axis=1) >= settings.min_size + 2)
+    centres, axes, extents, grown = centres[large], axes[large], extents[large], grown[large]
     scores = _mean_within(probability, centres, axes, extents)
-    keep = (scores >= settings.box_threshold) & (extents.min(axis=1) >= settings.min_size)
-    grow = settings.unclip_ratio * extents.prod(axis=1) / (2 * extents.sum(axis=1))
-    grown = extents + 2 * grow[:, np.newaxis]
-    keep &= grown.min(axis=1) >= settings.min_size + 2
+    keep = scores >= settings.box_threshold
     corners = _corners(centres[keep], axes[keep], grown[keep]) * scale
     corners[..., 0] = np.clip(corners[..., 0], 0, image_size[1])
     corners[..., 1] = np.clip(corners[..., 1], 0, image_size[0])
@@ -195,15 +199,14 @@ def find_boxes(probability: np.ndarray, scale: np.ndarray, image_size: tuple[int
 
 
 def _mean_within(probability: np.ndarray, centres: np.ndarray, along: np.ndarray, extents: np.ndarray) -> np.ndarray:
-    """Each rectangle's mean probability, from a grid of ``SCORE_SAMPLES`` points spread over it (PaddleOCR's
+    """Each rectangle's mean probability, read at a grid of ``SCORE_SAMPLES`` points spread over it (PaddleOCR's
     "fast" score averages the map over the rectangle's polygon)."""
     across = np.stack([-along[:, 1], along[:, 0]], axis=1)
-    u = (np.arange(SCORE_SAMPLES[0]) + 0.5) / SCORE_SAMPLES[0] - 0.5
-    v = (np.arange(SCORE_SAMPLES[1]) + 0.5) / SCORE_SAMPLES[1] - 0.5
-    offsets_u = (u[np.newaxis, :, np.newaxis] * extents[:, np.newaxis, :1]).repeat(len(v), axis=1)
-    offsets_v = (np.repeat(v, len(u))[np.newaxis, :, np.newaxis] * extents[:, np.newaxis, 1:])
-    samples = (centres[:, np.newaxis] + offsets_u.reshape(len(centres), -1, 1) * along[:, np.newaxis]
-               + offsets_v * across[:, np.newaxis])
+    u, v = ((np.arange(n) + 0.5) / n - 0.5 for n in SCORE_SAMPLES)
+    grid_u, grid_v = (grid.ravel() for grid in np.meshgrid(u, v, indexing="ij"))  # every (u, v) pair once
+    samples = (centres[:, np.newaxis]
+               + (grid_u[np.newaxis, :, np.newaxis] * extents[:, np.newaxis, :1]) * along[:, np.newaxis]
+               + (grid_v[np.newaxis, :, np.newaxis] * extents[:, np.newaxis, 1:]) * across[:, np.newaxis])
     x = np.clip(np.rint(samples[..., 0]).astype(np.int64), 0, probability.shape[1] - 1)
     y = np.clip(np.rint(samples[..., 1]).astype(np.int64), 0, probability.shape[0] - 1)
     return probability[y, x].mean(axis=1)
@@ -215,7 +218,8 @@ def _oriented_extents(xs: np.ndarray, ys: np.ndarray, region: np.ndarray, count:
 
     The candidates are the rectangles along the image's axes, along the region's principal axis (a rectangle's
     principal axes are its sides) and at steps of ``ANGLE_STEP`` around it, where ascenders and descenders pull the
-    principal axis off the line of the text; the one of least area wins."""
+    principal axis off the line of the text; the one of least area wins, a turned one only where it is
+    ``TURN_GAIN`` times the upright one's or less."""
     sizes = np.maximum(np.bincount(region, minlength=count), 1)
     mean = np.stack([np.bincount(region, xs, count), np.bincount(region, ys, count)], axis=1) / sizes[:, np.newaxis]
     dx, dy = xs - mean[region, 0], ys - mean[region, 1]

@@ -42,7 +42,7 @@ def open_image(data: bytes, limits: ImageLimits = ImageLimits()) -> Image.Image:
             if pixels > limits.max_pixels:
                 raise InputError(
                     f"IMAGE is {image.width}x{image.height} ({pixels:,} pixels); the limit is {limits.max_pixels:,}: "
-                    "crop the text line before sending it"
+                    "send a smaller image (for a line, crop it to the text)"
                 )
             image.load()
     except InputError:

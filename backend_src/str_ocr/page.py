@@ -10,7 +10,7 @@ an in-process reader share them:
     ... each ``word.line`` [1, 32, W] to the recogniser ...
 
 The detector finds lines of text where words stand close; the recogniser's alphabet has no space, so a line is
-cut into words at the gaps in its ink wider than ``word_gap`` times its height.
+cut into words at the gaps in its ink at least ``word_gap`` times its height.
 """
 
 from __future__ import annotations
@@ -146,22 +146,29 @@ class PageSettings:
     detector: DetectorSettings = DetectorSettings()
     lines: LineLimits = LineLimits()
     max_boxes: int = PAGE_PARAMETERS["max_boxes"]
+    max_words: int = PAGE_PARAMETERS["max_words"]
     word_gap: float = PAGE_PARAMETERS["word_gap"]
     crop_batching: str = PAGE_PARAMETERS["crop_batching"]
     max_crops_per_request: int = PAGE_PARAMETERS["max_crops_per_request"]
     group_padding: float = PAGE_PARAMETERS["group_padding"]
+    max_requests_in_flight: int = PAGE_PARAMETERS["max_requests_in_flight"]
 
     def __post_init__(self) -> None:
         if self.crop_batching not in CROP_BATCHINGS:
             raise ValueError(f"crop_batching must be one of {', '.join(CROP_BATCHINGS)}; got {self.crop_batching!r}")
-        if self.max_boxes < 1 or self.max_crops_per_request < 1:
-            raise ValueError("max_boxes and max_crops_per_request must be at least 1")
+        counts = {"max_boxes": self.max_boxes, "max_words": self.max_words,
+                  "max_crops_per_request": self.max_crops_per_request,
+                  "max_requests_in_flight": self.max_requests_in_flight}
+        if bad := [name for name, value in counts.items() if value < 1]:
+            raise ValueError(f"{', '.join(bad)} must be at least 1")
+        if not 0 < self.word_gap < 10 or self.group_padding < 0:
+            raise ValueError("word_gap must be a positive share of a line's height, group_padding 0 or more")
 
 
 @dataclass(frozen=True)
 class PageReading:
     """Every word read on a page, in reading order: corners ``[N, 4, 2]``, texts and confidences; and how many of
-    the detector's boxes were dropped past ``max_boxes``."""
+    the detector's boxes and of the words cut from them were dropped past ``max_boxes`` and ``max_words``."""
 
     corners: np.ndarray
     readings: list[Reading] = field(default_factory=list)
@@ -180,6 +187,9 @@ async def read_page(data: bytes, settings: PageSettings, infer: Infer,
     probability = await infer("detector", pixels)
     boxes, dropped = strongest(find_boxes(probability[0, 0], scale, page.size, settings.detector), settings.max_boxes)
     words = cut_words(page.grey, boxes, settings.word_gap, settings.lines)
+    if len(words) > settings.max_words:  # lines cut into many words: the budget holds for words too
+        dropped += len(words) - settings.max_words
+        words = words[:settings.max_words]
     if cancelled():
         raise Cancelled("the client cancelled the request")
     logits = await recognise([word.line for word in words], settings, infer, cancelled)
@@ -198,7 +208,10 @@ async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: 
     - ``grouped``: lines of about the same width together (padded by at most ``group_padding``), each group its own
       request, all at once: fewer requests, still pooled across pages;
     - ``padded``: this page's lines in batches of ``max_crops_per_request``, each padded to its widest line;
-    - ``none``: one at a time, each waiting for the last."""
+    - ``none``: one at a time, each waiting for the last.
+
+    At most ``max_requests_in_flight`` requests of a page wait at once, so that the pages in flight stay within the
+    recogniser's bounded queue. Every request is awaited before the first failure is raised."""
     if settings.crop_batching == "none":
         logits = []
         for line in lines:
@@ -213,7 +226,15 @@ async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: 
     else:
         size = settings.max_crops_per_request
         groups = [list(range(start, min(start + size, len(lines)))) for start in range(0, len(lines), size)]
-    answers = await asyncio.gather(*(infer("recognizer", padded_batch([lines[i] for i in group])) for group in groups))
+    slots = asyncio.Semaphore(settings.max_requests_in_flight)
+
+    async def send(group: list[int]) -> np.ndarray:
+        async with slots:
+            return await infer("recognizer", padded_batch([lines[i] for i in group]))
+
+    answers = await asyncio.gather(*(send(group) for group in groups), return_exceptions=True)
+    if failed := next((answer for answer in answers if isinstance(answer, BaseException)), None):
+        raise failed
     logits: list[np.ndarray] = [np.empty(0)] * len(lines)
     for group, answer in zip(groups, answers):
         for index, out in zip(group, answer):

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .contract import CROP_BATCHINGS, DETECTION_PARAMETERS, DETECTOR_PARAMETERS
-from .detection import DETECTOR_ENGINES, DetectorSettings
+from .contract import CROP_BATCHINGS, DETECTION_PARAMETERS, DETECTOR_ENGINES, DETECTOR_PARAMETERS
+from .detection import DetectorSettings
 from .images import ImageLimits
 from .page import PageSettings
 from .preprocess import LineLimits
@@ -101,12 +101,15 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
         detector=detector,
         lines=line_limits(parameters),
         max_boxes=setting(parameters, "max_boxes", int, defaults.max_boxes, "a number of boxes"),
+        max_words=setting(parameters, "max_words", int, defaults.max_words, "a number of words"),
         word_gap=setting(parameters, "word_gap", float, defaults.word_gap, "a fraction of the line's height"),
         crop_batching=setting(parameters, "crop_batching", choice(CROP_BATCHINGS), defaults.crop_batching,
                              one_of(CROP_BATCHINGS)),
         max_crops_per_request=setting(parameters, "max_crops_per_request", int, defaults.max_crops_per_request,
                                       "a number of lines"),
         group_padding=setting(parameters, "group_padding", float, defaults.group_padding, "a fraction such as 0.25"),
+        max_requests_in_flight=setting(parameters, "max_requests_in_flight", int, defaults.max_requests_in_flight,
+                                       "a number of requests"),
     )
 
 

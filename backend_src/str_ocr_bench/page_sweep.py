@@ -1,13 +1,12 @@
-"""Whole images under load: ocr_page's three ways of sending a page's crops to text_recognition, driven by NVIDIA's
+"""Whole images under load: ocr_page's ways of sending a page's crops to text_recognition, driven by NVIDIA's
 perf_analyzer with the same page files, interleaved level by level; RapidOCR in-process on the same pages beside them.
 
-Each variant (``config.pbtxt``: every crop its own request, pooled across pages by the ragged batcher;
-``padded_crops``: one padded batch per page; ``unbatched_crops``: one crop at a time) runs in its own server, all
-three started before the first measurement, so that each concurrency level measures the three one after another.
-Per level: pages/s and p95 from perf_analyzer, and from the server's statistics the crops text_recognition read per
-execution. The columns wasted on padding come from the recogniser's counters (ragged) or from the pages' own crops
-(padded: each batch padded to its widest crop).
-"""
+Each way runs in its own server (``config.pbtxt``: every crop its own request, pooled across pages by the ragged
+batcher; ``grouped_crops``: crops of about one width per request, pooled likewise; ``padded_crops``: one padded
+batch per page; ``unbatched_crops``: one crop at a time), all started before the first measurement, so that each
+concurrency level measures them one after another. Per level: pages/s and p95 from perf_analyzer, and from the
+server's statistics the crops text_recognition read per execution. The columns wasted on padding come from the
+recogniser's counters (ragged, grouped) or from the pages' own crops (padded: each batch padded to its widest)."""
 
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 from tqdm import tqdm
 
-from str_ocr.contract import IMAGE, OCR_PAGE, RECOGNIZER
+from str_ocr.contract import IMAGE, NUM_CLASSES, OCR_PAGE, RECOGNIZER, output_length
 from str_ocr.detection import DetectorSession, choose_detector_engine, detector_path
 from str_ocr.page import PageSettings, read_page
 from str_ocr_client.stats import execution_counts, metric_total
@@ -64,7 +63,7 @@ def padded_waste(files: Sequence[Path], max_crops: int = PageSettings.max_crops_
         if model == "detector":
             return detector(array)
         widths[-1].append(array.shape[-1])
-        return np.zeros((len(array), array.shape[-1] // 4 + 1, 37), np.float32)
+        return np.zeros((len(array), output_length(array.shape[-1]), NUM_CLASSES), np.float32)
 
     real = padded = 0
     for path in files:

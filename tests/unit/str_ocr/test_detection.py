@@ -130,3 +130,21 @@ def test_reading_order_follows_the_slant_of_a_turned_page():
              for y in (100, 130) for x in range(0, 900, 80)]
     turned = np.stack([box @ rotation.T for box in boxes])  # 4 degrees: the line drops 63 px over its length
     assert reading_order(turned).tolist() == list(range(len(boxes)))
+
+
+def test_a_region_is_scored_over_its_whole_rectangle():
+    probability = np.full((100, 300), 0.02, np.float32)
+    probability[40:60, 50:250] = 0.35
+    probability[40:50, 50:150] = probability[50:60, 150:250] = 0.95  # two opposite quadrants: the mean is 0.65
+    (score,) = find_boxes(probability, np.ones(2, np.float32), (100, 300)).scores
+    assert score == pytest.approx(0.65, abs=0.04)
+
+
+def test_a_map_of_noise_is_bounded_to_the_largest_candidates():
+    from str_ocr.detection import MAX_CANDIDATES
+
+    probability = np.zeros((800, 800), np.float32)
+    probability[::4, ::4] = 0.9  # 40,000 specks
+    probability[100:130, 100:400] = 0.9
+    boxes = find_boxes(probability, np.ones(2, np.float32), (800, 800))
+    assert len(boxes) <= MAX_CANDIDATES and len(boxes) >= 1

@@ -177,3 +177,38 @@ def test_grouped_crops_pad_each_group_by_at_most_group_padding():
     assert all(max(widths[i] for i in g) <= 1.25 * min(widths[i] for i in g) for g in groups)
     assert [sorted(widths[i] for i in g) for g in groups] == [[40, 41, 50], [100, 124, 125], [300]]
     assert all(len(g) <= 2 for g in width_groups(widths, 10.0, 2))
+
+
+def test_a_crop_that_fails_fails_its_page_after_every_other_crop_is_answered():
+    class FailingOnce(Recorder):
+        async def __call__(self, model, array):
+            if model == "recognizer" and not self.requests:
+                self.requests.append(array.shape)
+                raise RuntimeError("text_recognition: queue full")
+            return await super().__call__(model, array)
+
+    infer = FailingOnce(three_word_map)
+    with pytest.raises(RuntimeError, match="queue full"):
+        asyncio.run(read_page(page_of_words(), PageSettings(), infer))
+    assert len(infer.requests) == 3  # the other two crops were still awaited, not left running
+
+
+def test_words_past_max_words_are_dropped_and_counted():
+    reading = asyncio.run(read_page(page_of_words(), PageSettings(max_words=2), Recorder(three_word_map)))
+    assert len(reading.readings) == 2 and reading.dropped == 1
+
+
+def test_a_page_keeps_at_most_max_requests_in_flight_waiting():
+    class Counting(Recorder):
+        waiting = most = 0
+
+        async def __call__(self, model, array):
+            Counting.waiting += 1
+            Counting.most = max(Counting.most, Counting.waiting)
+            await asyncio.sleep(0.001)
+            Counting.waiting -= 1
+            return await super().__call__(model, array)
+
+    lines = [np.zeros((1, 32, 8 + i), np.float32) for i in range(20)]
+    asyncio.run(recognise(lines, PageSettings(max_requests_in_flight=3), Counting(None)))
+    assert Counting.most == 3
