@@ -18,7 +18,8 @@ IMAGE_BASE ?= auto
 # run (quick when cached); 0: it does neither (for a quick run of the unit tests, say).
 CONTAINERS ?= 1
 
-.PHONY: setup demo test serve bench profile perf analyze capacity detector-onnx peers bench-pages image lock clean
+.PHONY: setup fonts train evaluate declare-faces demo test serve bench profile perf analyze capacity detector-onnx peers \
+	bench-pages image lock clean
 
 setup: $(STAMP) $(REAPER)
 
@@ -36,11 +37,32 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_
 $(REAPER): backend_src/str_ocr_server/compat/reap_stubs.c scripts/build_reaper.sh | $(STAMP)
 	bash scripts/build_reaper.sh $< $@
 
+# The extended training faces (str_ocr.fonts: about 100 Debian packages, 270 MB): training and evaluation need
+# them, serving does not.
+fonts: setup
+	bash scripts/setup_system.sh $(PYTHON) extended
+
+# e.g. make train TRAIN_ARGS="--init model_repository/text_recognition/1/str_64ch.pth --fonts extended ..."
+TRAIN_ARGS ?=
+train: setup fonts
+	$(PY) scripts/train.py $(TRAIN_ARGS)
+
+# The recogniser on every evaluation set, beside RapidOCR's and EasyOCR's recognisers on the same lines
+EVAL_ARGS ?= --peers rapidocr,easyocr
+evaluate: setup fonts peers
+	$(PY) scripts/evaluate.py $(EVAL_ARGS)
+
+# Rewrites backend_src/str_ocr/extended_faces.tsv from the candidate packages scripts/declare_faces.py names
+declare-faces: setup $(RAPIDOCR)
+	bash scripts/setup_system.sh $(PYTHON) && apt-get install -y -qq --no-install-recommends \
+		$$($(PY) scripts/declare_faces.py --packages) >/dev/null
+	$(PY) scripts/declare_faces.py
+
 demo: setup
 	$(PY) -m client.quickstart
 
 # No engine is no failure: the container tests then skip, saying why.
-test: setup
+test: setup fonts
 ifeq ($(CONTAINERS),1)
 	@if bash docker/engine.sh; then bash docker/build.sh cpu; \
 	else echo "test: no Docker engine here: the container tests will be skipped"; fi
@@ -75,7 +97,14 @@ $(RAPIDOCR): requirements-rapidocr.txt
 	.venv-rapidocr/bin/pip install --quiet --disable-pip-version-check -r requirements-rapidocr.txt
 	touch $@
 
-peers: $(RAPIDOCR)
+# EasyOCR's recogniser, measured beside the project's (scripts/evaluate.py --peers easyocr), in its own virtualenv
+EASYOCR := .venv-easyocr/.setup-done
+$(EASYOCR): requirements-easyocr.txt
+	$(PYTHON) -m venv .venv-easyocr
+	.venv-easyocr/bin/pip install --quiet --disable-pip-version-check -r requirements-easyocr.txt
+	touch $@
+
+peers: $(RAPIDOCR) $(EASYOCR)
 
 # Whole images: ocr_page's ways of batching crops under perf_analyzer, beside RapidOCR in-process
 PAGES_ARGS ?=
@@ -103,4 +132,4 @@ lock:
 	  /tmp/str-ocr-lock/bin/pip freeze --all | grep -v "^pip==" | sed 's/^torch==\([0-9.]*\)+cpu/torch==\1/'; } > requirements.txt
 
 clean:
-	rm -rf $(VENV) .venv-analyzer .venv-rapidocr .pytest_cache
+	rm -rf $(VENV) .venv-analyzer .venv-rapidocr .venv-easyocr .pytest_cache

@@ -2,20 +2,21 @@
 # What the project needs from the system, checked and installed (Debian packages) where missing:
 # - the local tritonserver's Python backend stub links the system's shared libpython of the
 #   virtualenv's Python version; NVIDIA's perf_analyzer links libb64;
-# - the synthetic text lines are drawn in the faces backend_src/str_ocr/fonts.py declares (training and
-#   held-out), which names each one's package;
+# - the synthetic text lines are drawn in the faces backend_src/str_ocr/fonts.py declares, which names each
+#   one's package: the sets the tests draw in, or those named after the Python (`make fonts`: extended);
 # - the launcher's stub reaper (backend_src/str_ocr_server/reap_stubs.c) is built with the system's C compiler;
 # - the deployment tests run promtool (Debian's prometheus package) on the alerting rules;
 # - `make profile` samples the server's processes with Linux perf (Debian's linux-perf).
 set -euo pipefail
 python=${1:-python3}
+font_sets=("${@:2}")
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=$("$python" -c 'import sys; print(f"{sys.version_info.major}.{sys.version_info.minor}")')
 
 missing=()
 ldconfig -p | grep -q "libpython${version}.so.1.0" || missing+=("libpython${version}")
 ldconfig -p | grep -q "libb64.so.0d" || missing+=(libb64-0d)  # NVIDIA's perf_analyzer links it
-mapfile -t fonts < <("$python" "$root/backend_src/str_ocr/fonts.py" missing-packages)
+mapfile -t fonts < <("$python" "$root/backend_src/str_ocr/fonts.py" missing-packages "${font_sets[@]}")
 missing+=("${fonts[@]}")
 command -v cc >/dev/null || missing+=(gcc libc6-dev)  # builds the launcher's stub reaper
 command -v promtool >/dev/null || missing+=(prometheus)

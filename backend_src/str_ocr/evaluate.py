@@ -8,6 +8,11 @@ Three groups of sets, each drawn from a seed that training never uses:
 - ``training``: the training faces, and ``held-out``: faces training never sees; each at fixed 32x100
   (1 to 10 characters) and variable width (1 to 25), dark on light and light on dark separately.
 
+With ``--peers``, the recognisers users would pick instead read the same lines in the same run and are
+scored the same way (lower-cased, 0-9a-z): the variable-width lines as the project reads them, the fixed
+sets' lines as drawn, at full resolution, since squashing them to 32x100 suits only a reader built for it.
+Then the project also reads on one thread, as the peers do, so that the times per line compare.
+
 ``scripts/evaluate.py`` is its command line.
 """
 
@@ -15,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .benchmark import time_engine
@@ -40,12 +47,15 @@ POLARITIES = {"dark on light": 0.0, "light on dark": 1.0}
 
 ServedReader = Callable[[str, list, str], list[Reading]]
 """``read(url, images, model)``: the readings of ``images`` by the served ``model`` at ``url``."""
+PeerReader = Callable[[str, list], tuple[list[str], float]]
+"""``read(peer, images)``: ``peer``'s readings of ``images`` (lower case, 0-9a-z) and the seconds they took."""
 
 
-def draw_group(group: str, seed: int, count: int) -> dict[str, list[Sample]]:
-    """The named sets of ``group`` (one of ``GROUPS``), ``count`` lines each."""
+def draw_group(group: str, seed: int, count: int, keep_source: bool = False) -> dict[str, list[Sample]]:
+    """The named sets of ``group`` (one of ``GROUPS``), ``count`` lines each; ``keep_source``: with each line
+    as drawn (``Sample.source``), for the peers."""
     if group == "current":  # drawn exactly as the first weights were measured: one generator, fixed lines first
-        synth = TextLineSynth(seed, "core")
+        synth = TextLineSynth(seed, "core", keep_source=keep_source)
         return {
             "current: fixed 32x100": [synth.sample(TUTORIAL_WIDTH) for _ in range(count)],
             "current: variable width": [synth.sample() for _ in range(count)],
@@ -53,7 +63,8 @@ def draw_group(group: str, seed: int, count: int) -> dict[str, list[Sample]]:
     sets = {}
     for i, (width_name, (width, max_chars)) in enumerate(WIDTHS.items()):
         for j, (polarity, share) in enumerate(POLARITIES.items()):
-            synth = TextLineSynth(seed + 2 * i + j + 1, group, variety=Variety(light_on_dark=share))
+            synth = TextLineSynth(seed + 2 * i + j + 1, group, variety=Variety(light_on_dark=share),
+                                  keep_source=keep_source)
             sets[f"{group}: {width_name}, {polarity}"] = [synth.sample(width, max_chars) for _ in range(count)]
     return sets
 
@@ -80,11 +91,44 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
     return {**_as_dict(overall), "by_length": by_length, "mistakes": shown}
 
 
-def table(sets: dict[str, dict]) -> str:
-    """The results as the README's Markdown table."""
-    rows = ["| set | word accuracy | character error rate |", "| --- | --- | --- |"]
-    rows += [f"| {name} | {r['word_accuracy']:.1%} | {r['cer']:.2%} |" for name, r in sets.items()]
+PEER_NAMES_SHOWN = {"rapidocr": "RapidOCR (PP-OCRv4)", "easyocr": "EasyOCR (english_g2)"}
+
+
+def table(sets: dict[str, dict], seconds_per_line: dict[str, float] | None = None) -> str:
+    """The results as the README's Markdown table: word accuracy and character error rate of the project and,
+    where they were run, of each peer; then the time per line of each."""
+    peers = list(next(iter(sets.values())).get("peers", {})) if sets else []
+    names = ["this project", *(PEER_NAMES_SHOWN.get(p, p) for p in peers)]
+    rows = ["| set | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    for name, r in sets.items():
+        cells = [r, *(r["peers"][p] for p in peers)]
+        rows.append(f"| {name} | " + " | ".join(f"{c['word_accuracy']:.1%} ({c['cer']:.2%})" for c in cells) + " |")
+    if seconds_per_line:
+        rows.append("| time per line, one thread | " + " | ".join(f"{seconds_per_line[k] * 1000:.1f} ms"
+                                                          for k in ["project", *peers]) + " |")
     return "\n".join(rows)
+
+
+def peer_image(name: str, sample: Sample) -> np.ndarray:
+    """What a peer reads of a line: the fixed sets' lines as drawn, the others as the project reads them."""
+    return sample.source if "fixed" in name and sample.source is not None else sample.image
+
+
+def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: PeerReader,
+                results: dict) -> dict[str, float]:
+    """Each peer's scores on every set, added to ``results["sets"]``; the seconds per line each took."""
+    images = [peer_image(name, s) for name, samples in sets.items() for s in samples]
+    seconds = {}
+    for peer in peers:
+        texts, total = read_peer(peer, images)
+        seconds[peer] = total / len(images)
+        start = 0
+        for name, samples in sets.items():
+            scores = score(texts[start:start + len(samples)], [s.text for s in samples])
+            results["sets"][name].setdefault("peers", {})[peer] = _as_dict(scores)
+            print(f"{name}, {peer}: {scores}")
+            start += len(samples)
+    return seconds
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -98,6 +142,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", default="text_recognition", help="served model name, with --url")
     parser.add_argument("--engine", default="torch", choices=ENGINES, help="in-process engine (default: %(default)s)")
     parser.add_argument("--precision", default="f32", choices=PRECISIONS, help="bf16: with --engine openvino")
+    parser.add_argument("--peers", default="", help="comma-separated: rapidocr, easyocr (installed by make peers)")
     parser.add_argument("--examples", type=int, default=3, help="mistakes to show per set")
     parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -105,10 +150,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[Path | None, int]] | None = None,
-         read_served: ServedReader | None = None) -> dict:
+         read_served: ServedReader | None = None, read_peer: PeerReader | None = None) -> dict:
     """The evaluation; without ``--checkpoint``, of the weights ``shipped_weights()`` names; with ``--url``,
-    read through ``read_served``. ``scripts/evaluate.py`` gives both."""
+    read through ``read_served``; with ``--peers``, beside ``read_peer``'s. ``scripts/evaluate.py`` gives all three."""
     args = parse_args(argv)
+    peers = [p for p in args.peers.split(",") if p]
+    if peers and read_peer is None:
+        raise SystemExit("evaluate: --peers needs their readers (scripts/evaluate.py has them)")
+    if peers:
+        torch.set_num_threads(1)
     if args.checkpoint is None:
         if shipped_weights is None:
             raise SystemExit("evaluate: --checkpoint is needed (scripts/evaluate.py defaults to the shipped weights)")
@@ -126,12 +176,21 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     engine = build_engine(model, choose_engine(args.engine, device), device, torch.get_num_threads(),
                           args.precision) if in_process else None
     recognizer = Recognizer(engine, max_lines=256) if engine else None
-    for group in args.sets:
-        for name, samples in draw_group(group, args.seed, args.count).items():
-            images = [s.image for s in samples]
-            readings = read_served(args.url, images, args.model) if args.url else recognizer.read(images)
-            results["sets"][name] = report(name, samples, readings, args.examples)
-    print(table(results["sets"]))
+    sets = {name: samples for group in args.sets
+            for name, samples in draw_group(group, args.seed, args.count, keep_source=bool(peers)).items()}
+    reading_seconds = 0.0
+    for name, samples in sets.items():
+        images = [s.image for s in samples]
+        start = time.perf_counter()
+        readings = read_served(args.url, images, args.model) if args.url else recognizer.read(images)
+        reading_seconds += time.perf_counter() - start
+        results["sets"][name] = report(name, samples, readings, args.examples)
+    seconds_per_line = None
+    if peers:
+        lines = sum(len(samples) for samples in sets.values())
+        seconds_per_line = {"project": reading_seconds / lines, **score_peers(sets, peers, read_peer, results)}
+        results["seconds_per_line"] = seconds_per_line
+    print(table(results["sets"], seconds_per_line))
     if args.speed:
         parameters = sum(p.numel() for p in model.parameters())
         speed = {f"batch_{b}": time_engine(engine, b).images_per_second for b in (1, 8)}

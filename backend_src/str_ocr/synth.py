@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
+from . import crop_effects
 from .detection import reading_order
 from .fonts import font_files
 from .preprocess import TUTORIAL_WIDTH, resize_line
@@ -52,6 +53,9 @@ class Variety:
     """Lines drawn with a 1-pixel stroke around the glyphs, heavier than the face's own weight."""
     basic_layout: float = 0.0
     """Lines laid out glyph by glyph, without shaping: no ligatures such as "fl" and "fi", no kerning."""
+    crops: float = 0.0
+    """Lines drawn as a detector's crops of them (``crop_effects``): uneven margins, neighbours cut in, coloured
+    and photographed grounds, shadows, perspective, curvature, motion blur, small text enlarged, spaced letters."""
 
 
 @lru_cache(maxsize=1024)
@@ -62,10 +66,12 @@ def _font(path: Path, size: int, basic_layout: bool = False) -> ImageFont.FreeTy
 
 @dataclass(frozen=True)
 class Sample:
-    """A rendered line: grey levels ``[32, W]`` (uint8) and the text it shows (lower case)."""
+    """A rendered line: grey levels ``[32, W]`` (uint8) and the text it shows (lower case); with ``keep_source``,
+    also the line as drawn, at its own size and aspect ratio, before it was scaled and degraded."""
 
     image: np.ndarray
     text: str
+    source: np.ndarray | None = None
 
 
 class TextLineSynth:
@@ -73,7 +79,8 @@ class TextLineSynth:
     ``fonts`` is a declared set's name (``str_ocr.fonts.FONT_SETS``) or a list of font files."""
 
     def __init__(self, seed: int, fonts: str | Sequence[Path] = "training", max_width: int = 2048,
-                 variety: Variety = Variety()) -> None:
+                 variety: Variety = Variety(), keep_source: bool = False) -> None:
+        self.keep_source = keep_source
         self.rng = random.Random(seed)
         self.noise = np.random.default_rng(seed)
         self.fonts = font_files(fonts) if isinstance(fonts, str) else list(fonts)
@@ -123,16 +130,23 @@ class TextLineSynth:
         font = _font(path, size, self._chance(self.variety.basic_layout))
         background, ink = self._colours()
         stroke = 1 if self._chance(self.variety.heavy) else 0
+        if self._chance(self.variety.crops):
+            crop, edge = crop_effects.draw_crop(shown, font, stroke, self.random_text(), _photo(rng.choice(PHOTOS)),
+                                                rng, self.noise)
+            return self._distort(self._stretched(crop), edge)
         left, top, right, bottom = font.getbbox(shown, stroke_width=stroke)
         margin_x = [int(rng.uniform(0.0, 0.5) * size) for _ in range(2)]
         margin_y = [int(rng.uniform(0.0, 0.3) * size) for _ in range(2)]
         canvas = Image.new("L", (right - left + sum(margin_x), bottom - top + sum(margin_y)), background)
         ImageDraw.Draw(canvas).text((margin_x[0] - left, margin_y[0] - top), shown, font=font, fill=ink,
                                     stroke_width=stroke, stroke_fill=ink)
-        if self._chance(self.variety.stretch):
-            factor = rng.uniform(0.7, 1.4)
-            canvas = canvas.resize((max(1, round(canvas.width * factor)), canvas.height), Image.Resampling.BILINEAR)
-        return self._distort(canvas, background)
+        return self._distort(self._stretched(canvas), background)
+
+    def _stretched(self, image: Image.Image) -> Image.Image:
+        if not self._chance(self.variety.stretch):
+            return image
+        factor = self.rng.uniform(0.7, 1.4)
+        return image.resize((max(1, round(image.width * factor)), image.height), Image.Resampling.BILINEAR)
 
     def _distort(self, image: Image.Image, background: int) -> Image.Image:
         rng = self.rng
@@ -166,16 +180,20 @@ class TextLineSynth:
 
     def render(self, text: str, width: int | None = None) -> np.ndarray:
         """``text`` as a ``[32, W]`` uint8 line: ``width`` wide if given, else its natural aspect ratio."""
+        return self._render(text, width)[0]
+
+    def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image]:
         shown = {0: text, 1: text.upper(), 2: text.capitalize()}[self.rng.choices([0, 1, 2], [5, 3, 2])[0]]
-        line = resize_line(self._draw(shown), width, max_width=self.max_width)
-        return self._degrade(line)
+        drawn = self._draw(shown)
+        return self._degrade(resize_line(drawn, width, max_width=self.max_width)), drawn
 
     def sample(self, width: int | None = None, max_chars: int | None = None) -> Sample:
         """A random line; at the tutorial's 32x100, strings of at most ``FIXED_MAX_CHARS``."""
         if max_chars is None:
             max_chars = FIXED_MAX_CHARS if width == TUTORIAL_WIDTH else MAX_CHARS
         text = self.random_text(max_chars)
-        return Sample(self.render(text, width), text)
+        line, drawn = self._render(text, width)
+        return Sample(line, text, np.asarray(drawn) if self.keep_source else None)
 
 
 def ctc_feasible(text: str, time_steps: int) -> bool:

@@ -15,8 +15,19 @@ then twice on a 2-core CPU (120 to 140 lines a second there), with more of the f
         --time-budget 65 --batch-size 48 --lr 2e-4 --fixed-fraction 0.8 --seed 13 --val-every 500 --val-size 512 \\
         --run-dir runs/str64-ft2 --output runs/str64-ft2/str_64ch.pth    # then copied over the shipped file
 
-Seeded; resumable (it picks up ``--run-dir``'s ``last.pt``); shows a progress bar with the loss and
-the validation word accuracy; runs on a GPU where there is one. Batches mix the tutorial's fixed
+Rounds on many more faces (``--fonts extended``, installed by ``make fonts``) continue from the shipped
+weights and mix in the lines those were trained on, so that they keep reading them; on the 2-core CPU:
+
+    train.py --init model_repository/text_recognition/1/str_64ch.pth --output-channels 64 --fonts extended \
+        --earlier-fonts training --earlier-share 0.3 --crops 0.35 --light-on-dark 0.3 --stretch 0.15 --heavy 0.1 \
+        --basic-layout 0.1 --fixed-fraction 0.5 --batch-size 48 --lr 3e-4 --steps 1000000 --time-budget 110 \
+        --seed 25 --val-every 500 --held-out-size 512 --checkpoint-minutes 4 --run-dir runs/round1
+
+Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoint-minutes`` and at each
+validation, written whole or not at all, and picks it up when started again with the same arguments; a step
+that took over a minute (the process stopped) counts as one minute of the time budget. It shows a progress
+bar with the loss, the validation word accuracy and the held-out faces' (``held_out``), and logs these
+figures to ``figures.jsonl``; it runs on a GPU where there is one. Batches mix the tutorial's fixed
 32x100 lines with variable-width lines zero-padded to the widest in their batch and masked past their
 own width, exactly as ragged batches are served. The learning rate follows a cosine
 over the run's progress: the larger of steps done and time used, when a time budget is set.
@@ -25,6 +36,7 @@ over the run's progress: the larger of steps done and time used, when a time bud
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import sys
@@ -50,6 +62,9 @@ from str_ocr.synth import Sample, TextLineSynth, Variety, ctc_feasible
 from str_ocr.text import encode
 
 VALIDATION_SEED_OFFSET = 1_000_003
+HELD_OUT_SEED = 31_337
+MAX_STEP_SECONDS = 60.0
+"""Longer steps count as this long in the run's time: the process was stopped or the machine suspended."""
 
 
 @dataclass
@@ -74,18 +89,28 @@ def collate(samples: list[Sample]) -> Batch:
     )
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """The lines earlier weights were trained on, mixed into a run on other faces so that it keeps reading
+    them: a ``share`` of lines drawn in the ``fonts`` set with the default variety."""
+
+    fonts: str = "training"
+    share: float = 0.0
+
+
 class SyntheticBatches(IterableDataset):
     """Endless batches; each worker draws from its own seed. ``buckets`` batches of variable-width
     lines are drawn at once and cut by width, so that padding stays small."""
 
     def __init__(self, seed: int, batch_size: int, fixed_fraction: float, buckets: int = 4,
-                 fonts: str = "training", variety: Variety = Variety()) -> None:
+                 fonts: str = "training", variety: Variety = Variety(), earlier: Earlier = Earlier()) -> None:
         self.seed, self.batch_size, self.fixed_fraction, self.buckets = seed, batch_size, fixed_fraction, buckets
-        self.fonts, self.variety = fonts, variety
+        self.fonts, self.variety, self.earlier = fonts, variety, earlier
 
-    def _samples(self, synth: TextLineSynth, count: int, width: int | None) -> list[Sample]:
+    def _samples(self, synths: list[TextLineSynth], rng: random.Random, count: int, width: int | None) -> list[Sample]:
         samples = []
         while len(samples) < count:
+            synth = synths[1] if rng.random() < self.earlier.share else synths[0]
             sample = synth.sample(width)
             if ctc_feasible(sample.text, output_length(sample.image.shape[1])):
                 samples.append(sample)
@@ -94,12 +119,16 @@ class SyntheticBatches(IterableDataset):
     def __iter__(self) -> Iterator[Batch]:
         worker = get_worker_info()
         seed = self.seed * 1009 + (worker.id if worker else 0)
-        synth, rng = TextLineSynth(seed, self.fonts, variety=self.variety), random.Random(seed)
+        rng = random.Random(seed)
+        synths = [TextLineSynth(seed, self.fonts, variety=self.variety)]
+        if self.earlier.share > 0:
+            synths.append(TextLineSynth(seed + VALIDATION_SEED_OFFSET // 2, self.earlier.fonts))
         while True:
             if rng.random() < self.fixed_fraction:
-                yield collate(self._samples(synth, self.batch_size, TUTORIAL_WIDTH))
+                yield collate(self._samples(synths, rng, self.batch_size, TUTORIAL_WIDTH))
                 continue
-            lines = sorted(self._samples(synth, self.batch_size * self.buckets, None), key=lambda s: s.image.shape[1])
+            lines = self._samples(synths, rng, self.batch_size * self.buckets, None)
+            lines = sorted(lines, key=lambda s: s.image.shape[1])
             chunks = [lines[i : i + self.batch_size] for i in range(0, len(lines), self.batch_size)]
             rng.shuffle(chunks)
             yield from map(collate, chunks)
@@ -109,6 +138,20 @@ def validation_set(seed: int, count: int, fonts: str = "training") -> list[Sampl
     """Half fixed 32x100 lines, half variable width, from a seed training never uses."""
     synth = TextLineSynth(seed + VALIDATION_SEED_OFFSET, fonts)
     return [synth.sample(TUTORIAL_WIDTH if i % 2 == 0 else None) for i in range(count)]
+
+
+def held_out_set(count: int) -> list[Sample]:
+    """Lines in the held-out faces, half fixed 32x100 and half variable width, a quarter light on dark: the
+    progress bar's figure of how training reads faces it never sees (``scripts/evaluate.py`` has the full sets)."""
+    synth = TextLineSynth(HELD_OUT_SEED, "held-out")
+    return [synth.sample(TUTORIAL_WIDTH if i % 2 == 0 else None) for i in range(count)]
+
+
+def save_atomically(state: dict, path: Path) -> None:
+    """Write ``path`` whole or not at all: a run may be cut off at any moment, the checkpoint with it."""
+    partial = path.with_suffix(".partial")
+    torch.save(state, partial)
+    partial.replace(path)
 
 
 def validate(model: STRModel, samples: list[Sample], device: torch.device) -> Scores:
@@ -147,18 +190,48 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fonts", default="training", choices=list(FONT_SETS), help="font set (default: %(default)s)")
     default = Variety()
     shares = {"light_on_dark": "light text on a dark ground", "stretch": "stretched or squeezed lines",
-              "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping"}
+              "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping",
+              "crops": "lines drawn as a detector's crops (str_ocr.crop_effects)"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")
+    parser.add_argument("--earlier-fonts", default="training", choices=list(FONT_SETS),
+                        help="the faces earlier weights were trained on (default: %(default)s)")
+    parser.add_argument("--earlier-share", type=float, default=0.0,
+                        help="share of lines drawn as earlier weights' were, so that they are not forgotten")
     parser.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     parser.add_argument("--val-every", type=int, default=1000)
     parser.add_argument("--val-size", type=int, default=512)
+    parser.add_argument("--held-out-size", type=int, default=512, help="held-out lines read at each validation")
+    parser.add_argument("--checkpoint-minutes", type=float, default=5.0, help="save last.pt at least this often")
     parser.add_argument("--run-dir", type=Path, default=Path("runs/str"))
     parser.add_argument("--output", type=Path, default=None, help="also write the final weights here (plain state_dict)")
     parser.add_argument("--init", type=Path, default=None, help="start from these weights (fine-tuning), not from scratch")
     return parser.parse_args(argv)
+
+
+def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Optimizer,
+            device: torch.device) -> tuple[int, float]:
+    """The step and training seconds to go on from: ``--run-dir``'s checkpoint, else ``--init``'s weights."""
+    state_path = args.run_dir / "last.pt"
+    if not state_path.exists():
+        if args.init:
+            model.load_state_dict(load_model(args.init, args.output_channels).state_dict())
+        return 0, 0.0
+    state = torch.load(state_path, map_location=device, weights_only=False)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    print(f"resuming {state_path} at step {state['step']}", file=sys.stderr)
+    return state["step"], state["elapsed"]
+
+
+def _figures(model: STRModel, validation: list[Sample], held_out: list[Sample],
+             device: torch.device) -> dict[str, float]:
+    figures = {"val_acc": validate(model, validation, device).word_accuracy}
+    if held_out:
+        figures["held_out"] = validate(model, held_out, device).word_accuracy
+    return figures
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -166,38 +239,37 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else "cpu" if args.device == "auto" else args.device)
     torch.manual_seed(args.seed)
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
-    variety = Variety(args.light_on_dark, args.stretch, args.heavy, args.basic_layout)
+    variety = Variety(args.light_on_dark, args.stretch, args.heavy, args.basic_layout, args.crops)
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
-    state_path = args.run_dir / "last.pt"
-    step, elapsed_before = 0, 0.0
-    if args.init and not state_path.exists():
-        model.load_state_dict(load_model(args.init, args.output_channels).state_dict())
-    if state_path.exists():
-        state = torch.load(state_path, map_location=device, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        step, elapsed_before = state["step"], state["elapsed"]
-        print(f"resuming {state_path} at step {step}", file=sys.stderr)
+    state_path, log_path = args.run_dir / "last.pt", args.run_dir / "figures.jsonl"
+    step, elapsed = _resume(args, model, optimizer, device)
 
     workers = args.workers if args.workers is not None else max(1, (torch.get_num_threads() or 2) - 1)
     if device.type == "cpu":
         torch.set_num_threads(max(1, torch.get_num_threads() - workers))
-    data = DataLoader(
-        SyntheticBatches(args.seed + step, args.batch_size, args.fixed_fraction, fonts=args.fonts, variety=variety),
-        batch_size=None, num_workers=workers, pin_memory=device.type == "cuda", persistent_workers=workers > 0,
-        prefetch_factor=4 if workers else None,
-    )
+    batches = SyntheticBatches(args.seed + step, args.batch_size, args.fixed_fraction, fonts=args.fonts,
+                               variety=variety, earlier=Earlier(args.earlier_fonts, args.earlier_share))
+    data = DataLoader(batches, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda",
+                      persistent_workers=workers > 0, prefetch_factor=4 if workers else None)
     validation = validation_set(args.seed, args.val_size, args.fonts)
+    held_out = held_out_set(args.held_out_size)
     budget = args.time_budget * 60 if args.time_budget else math.inf
-    start = time.monotonic() - elapsed_before
-    metrics: dict[str, float] = {}
+
+    def checkpoint() -> None:
+        save_atomically({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                         "elapsed": elapsed, "args": vars(args)}, state_path)
+
+    metrics: dict[str, str] = {}
     model.train()
     bar = tqdm(total=args.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
     losses: list[float] = []
+    last_tick = saved_at = time.monotonic()
     for batch in data:
-        elapsed = time.monotonic() - start
+        now = time.monotonic()
+        elapsed += min(now - last_tick, MAX_STEP_SECONDS)
+        last_tick = now
         progress = max(step / args.steps, elapsed / budget)
         if progress >= 1:
             break
@@ -214,16 +286,20 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         if step % 20 == 0:
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", lr=f"{optimizer.param_groups[0]['lr']:.1e}", **metrics)
         if step % args.val_every == 0:
-            metrics = {"val_acc": f"{validate(model, validation, device).word_accuracy:.3f}"}
-            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                        "elapsed": time.monotonic() - start, "args": vars(args)}, state_path)
+            figures = _figures(model, validation, held_out, device)
+            metrics = {name: f"{value:.3f}" for name, value in figures.items()}
+            with log_path.open("a") as log:
+                log.write(json.dumps({"step": step, "minutes": elapsed / 60, "loss": float(np.mean(losses[-100:])),
+                                      **figures}) + "\n")
+            model.train()
+        if step % args.val_every == 0 or time.monotonic() - saved_at > args.checkpoint_minutes * 60:
+            checkpoint()
+            saved_at = time.monotonic()
     bar.close()
 
     model.eval()
     final = validate(model, validation, device)
-    elapsed = time.monotonic() - start
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                "elapsed": elapsed, "args": vars(args)}, state_path)
+    checkpoint()
     for path in filter(None, [args.run_dir / "model.pth", args.output]):
         save_checkpoint(model, path)
     window = max(1, min(20, len(losses) // 4))  # CTC losses are noisy: compare means, not single steps

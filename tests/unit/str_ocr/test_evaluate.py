@@ -1,10 +1,11 @@
 """The evaluation sets: which faces, widths and polarities each draws, and the report it ends with."""
 
 import numpy as np
+import pytest
 import torch
 
 from str_ocr import STRModel, save_checkpoint
-from str_ocr.evaluate import FIXED_CHARS, draw_group, main
+from str_ocr.evaluate import FIXED_CHARS, draw_group, main, table
 from str_ocr.fonts import FONT_SETS
 
 
@@ -39,3 +40,35 @@ def test_main_reports_every_set_and_ends_with_the_table(tmp_path, capsys):
     assert len(results["sets"]) == 6 and (tmp_path / "r.json").is_file()
     assert all(0 <= r["word_accuracy"] <= 1 and r["lines"] == 3 for r in results["sets"].values())
     assert "| held-out: variable width, light on dark |" in capsys.readouterr().out
+
+
+@pytest.fixture
+def threads():
+    """main runs on one thread beside the peers, as they do: the other tests get theirs back."""
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(tmp_path, threads):
+    torch.manual_seed(0)
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "w.pth")
+    seen = []
+
+    def reads_nothing(peer, images):
+        seen.append(images)
+        return [""] * len(images), 0.5
+
+    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--output-channels", "16", "--count", "4",
+                    "--sets", "current", "--peers", "rapidocr"], read_peer=reads_nothing)
+    (images,) = seen
+    assert len(images) == 8 and not any(image.shape == (32, 100) for image in images[:4])
+    assert results["seconds_per_line"]["rapidocr"] == pytest.approx(0.5 / 8)
+    peer = {name: r["peers"]["rapidocr"] for name, r in results["sets"].items()}
+    assert peer["current: fixed 32x100"]["lines"] == 4 and peer["current: fixed 32x100"]["cer"] == 1.0
+    assert "RapidOCR" in table(results["sets"], results["seconds_per_line"]).splitlines()[0]
+
+
+def test_peers_need_their_readers():
+    with pytest.raises(SystemExit, match="--peers needs"):
+        main(["--checkpoint", "x.pth", "--peers", "easyocr"])

@@ -15,6 +15,19 @@ def test_training_and_held_out_faces_never_meet():
     assert not {face.path.name for face in fonts.TRAINING} & {face.path.name for face in fonts.HELD_OUT}
 
 
+def test_the_extended_set_adds_hundreds_of_faces_none_held_out_nor_related():
+    extended, held_out = fonts.EXTENDED, fonts.HELD_OUT
+    assert extended[: len(fonts.TRAINING)] == fonts.TRAINING and len(files(extended)) == len(extended)
+    assert len(extended) >= 3 * len(fonts.TRAINING) and len(fonts.packages(extended)) >= 50
+    assert not files(extended) & files(held_out)
+    family = {face.path.stem.split("-")[0].lower() for face in held_out}
+    assert not {face.path.stem.split("-")[0].lower() for face in extended} & family
+    names = " ".join(face.path.name.lower() for face in extended)
+    assert not [relative for relative in fonts.HELD_OUT_RELATIVES if relative in names]
+    kinds = {face.kind for face in extended}
+    assert {"serif", "mono", "rounded sans", "signage", "display", "handwriting-like"} <= kinds
+
+
 def test_the_core_faces_are_training_faces_and_come_first():
     assert fonts.TRAINING[: len(fonts.CORE)] == fonts.CORE
     assert len(files(fonts.TRAINING)) == len(fonts.TRAINING)  # no face twice
@@ -44,11 +57,15 @@ def test_missing_faces_name_the_packages_to_install(monkeypatch, tmp_path, capsy
         fonts.font_files("held-out")
     assert fonts.main(["missing-packages"]) == 0
     listed = capsys.readouterr().out.split()
-    assert listed == sorted({face.package for faces in fonts.FONT_SETS.values() for face in faces})
+    assert listed == sorted({face.package for name in fonts.SETUP_SETS for face in fonts.FONT_SETS[name]})
+    assert fonts.main(["missing-packages", "extended"]) == 0
+    assert set(capsys.readouterr().out.split()) == set(fonts.packages(fonts.EXTENDED))
+    with pytest.raises(fonts.FontsMissingError, match="make fonts"):
+        fonts.font_files("extended")
 
 
 def test_nothing_is_missing_after_setup(capsys):
-    assert fonts.main(["missing-packages"]) == 0
+    assert fonts.main(["missing-packages", *fonts.FONT_SETS]) == 0
     assert capsys.readouterr().out.strip() == ""
 
 

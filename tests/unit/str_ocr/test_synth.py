@@ -40,11 +40,31 @@ def test_polarity_is_chosen_by_the_variety(share, light_text):
     assert all((ink > background) == light_text for background, ink in (synth._colours() for _ in range(50)))
 
 
-@pytest.mark.parametrize("variety", [Variety(stretch=1.0), Variety(heavy=1.0), Variety(basic_layout=1.0)])
+@pytest.mark.parametrize("variety", [Variety(stretch=1.0), Variety(heavy=1.0), Variety(basic_layout=1.0),
+                                     Variety(crops=1.0)])
 def test_each_variation_changes_the_lines(variety):
     plain, varied = TextLineSynth(4), TextLineSynth(4, variety=variety)
     pairs = [(plain.sample(), varied.sample()) for _ in range(10)]
     assert any(a.image.shape != b.image.shape or (a.image != b.image).any() for a, b in pairs)
+
+
+def test_crops_are_grey_lines_32_high_in_both_widths():
+    synth = TextLineSynth(6, variety=Variety(crops=1.0))
+    for width in (None, TUTORIAL_WIDTH) * 15:
+        sample = synth.sample(width)
+        assert sample.image.dtype == np.uint8 and sample.image.shape[0] == INPUT_HEIGHT
+        assert width is None or sample.image.shape[1] == width
+        assert sample.image.std() > 5  # something is drawn on the ground
+
+
+def test_a_line_as_drawn_is_kept_only_when_asked_and_changes_nothing_else():
+    kept, plain = TextLineSynth(7, keep_source=True), TextLineSynth(7)
+    for width in (TUTORIAL_WIDTH, None):
+        a, b = kept.sample(width), plain.sample(width)
+        np.testing.assert_array_equal(a.image, b.image)
+        assert b.source is None and a.source.ndim == 2 and a.source.dtype == np.uint8
+    sources = [kept.sample(TUTORIAL_WIDTH).source for _ in range(10)]  # drawn at their own aspect ratio
+    assert any(abs(s.shape[1] / s.shape[0] - TUTORIAL_WIDTH / INPUT_HEIGHT) > 0.5 for s in sources)
 
 
 def test_ctc_feasibility_counts_blanks_between_repeats():

@@ -1,5 +1,8 @@
 """The training script on a tiny configuration, and the weights we ship."""
 
+import json
+import random
+
 import pytest
 
 from str_ocr import training as train
@@ -23,6 +26,34 @@ def test_training_resumes_from_its_own_checkpoint(tmp_path):
     run = str(tmp_path / "run")
     train.main([*TINY, "--steps", "5", "--run-dir", run])
     assert train.main([*TINY, "--steps", "8", "--run-dir", run])["steps"] == 8
+
+
+def test_a_run_logs_held_out_figures_and_its_checkpoint_is_whole(tmp_path):
+    run = tmp_path / "run"
+    train.main([*TINY, "--steps", "4", "--val-every", "2", "--held-out-size", "4", "--crops", "0.5",
+                "--fonts", "core", "--earlier-fonts", "training", "--earlier-share", "0.5", "--run-dir", str(run)])
+    figures = [json.loads(line) for line in (run / "figures.jsonl").read_text().splitlines()]
+    assert [f["step"] for f in figures] == [2, 4]
+    assert all(0 <= f["held_out"] <= 1 and 0 <= f["val_acc"] <= 1 and f["loss"] > 0 for f in figures)
+    assert (run / "last.pt").is_file() and not list(run.glob("*.partial"))
+
+
+class Counting:
+    """A line synthesiser that counts the lines drawn from it."""
+
+    def __init__(self, synth):
+        self.synth, self.lines = synth, 0
+
+    def sample(self, width=None):
+        self.lines += 1
+        return self.synth.sample(width)
+
+
+def test_earlier_lines_are_mixed_in_at_their_share():
+    batches = train.SyntheticBatches(1, 8, 0.0, fonts="held-out", earlier=train.Earlier("core", 0.3))
+    current, earlier = Counting(TextLineSynth(1, "held-out")), Counting(TextLineSynth(2, "core"))
+    batches._samples([current, earlier], random.Random(0), 300, None)
+    assert 0.2 < earlier.lines / (current.lines + earlier.lines) < 0.4
 
 
 @pytest.fixture(scope="module")
