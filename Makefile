@@ -37,8 +37,7 @@ $(STAMP): requirements.txt pyproject.toml scripts/setup_system.sh scripts/setup_
 $(REAPER): backend_src/str_ocr_server/compat/reap_stubs.c scripts/build_reaper.sh | $(STAMP)
 	bash scripts/build_reaper.sh $< $@
 
-# The extended training faces (str_ocr.fonts: about 100 Debian packages, 270 MB): training and evaluation need
-# them, serving does not.
+# The extended training faces (str_ocr.fonts; the README says how large): training needs them, serving does not.
 fonts: setup
 	bash scripts/setup_system.sh $(PYTHON) extended
 
@@ -49,12 +48,12 @@ train: setup fonts
 
 # The recogniser on every evaluation set, beside RapidOCR's and EasyOCR's recognisers on the same lines
 EVAL_ARGS ?= --peers rapidocr,easyocr
-evaluate: setup fonts peers
+evaluate: setup peers
 	$(PY) scripts/evaluate.py $(EVAL_ARGS)
 
 # Rewrites backend_src/str_ocr/extended_faces.tsv from the candidate packages scripts/declare_faces.py names
 declare-faces: setup $(RAPIDOCR)
-	bash scripts/setup_system.sh $(PYTHON) && apt-get install -y -qq --no-install-recommends \
+	bash scripts/setup_system.sh $(PYTHON) && apt-get update -qq && apt-get install -y -qq --no-install-recommends \
 		$$($(PY) scripts/declare_faces.py --packages) >/dev/null
 	$(PY) scripts/declare_faces.py
 

@@ -13,11 +13,9 @@ collection whose every face is a design of its own: ``COLLECTIONS``).
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +24,7 @@ from PIL import Image, ImageDraw, ImageFont
 from tqdm import tqdm
 
 from str_ocr.fonts import FONT_ROOT, HELD_OUT, HELD_OUT_RELATIVES, TRAINING
+from str_ocr_bench.peer_lines import read_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "backend_src/str_ocr/extended_faces.tsv"
@@ -100,12 +99,8 @@ def legible(paths: list[Path]) -> list[bool]:
             left, top, right, bottom = font.getbbox(word)
             image = Image.new("L", (right - left + 24, bottom - top + 16), 255)
             ImageDraw.Draw(image).text((12 - left, 8 - top), word, font=font, fill=0)
-            images[str(i * len(WORDS) + j)] = np.asarray(image)
-    with tempfile.TemporaryDirectory() as folder:
-        np.savez(f"{folder}/words.npz", **images)
-        done = subprocess.run([str(ROOT / ".venv-rapidocr/bin/python"), str(ROOT / "scripts/peers/rapidocr_lines.py"),
-                               f"{folder}/words.npz"], capture_output=True, text=True, check=True)
-    texts = [re.sub("[^0-9a-z]", "", t.lower()) for t in json.loads(done.stdout)["texts"]]
+            images[i * len(WORDS) + j] = np.asarray(image)
+    texts = read_lines("rapidocr", list(images.values())).texts
     return [sum(texts[i * len(WORDS) + j] == w.lower() for j, w in enumerate(WORDS)) >= LEGIBLE
             for i in range(len(paths))]
 

@@ -14,10 +14,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 version=$("$python" -c 'import sys; print(f"{sys.version_info.major}.{sys.version_info.minor}")')
 
 missing=()
-ldconfig -p | grep -q "libpython${version}.so.1.0" || missing+=("libpython${version}")
-ldconfig -p | grep -q "libb64.so.0d" || missing+=(libb64-0d)  # NVIDIA's perf_analyzer links it
-mapfile -t fonts < <("$python" "$root/backend_src/str_ocr/fonts.py" missing-packages "${font_sets[@]}")
-missing+=("${fonts[@]}")
+libraries=$(ldconfig -p)  # read once: `ldconfig -p | grep -q` fails under pipefail when grep stops reading early
+grep -q "libpython${version}.so.1.0" <<< "$libraries" || missing+=("libpython${version}")
+grep -q "libb64.so.0d" <<< "$libraries" || missing+=(libb64-0d)  # NVIDIA's perf_analyzer links it
+# A command substitution, not `< <(...)`, so that the script stops when fonts.py fails.
+fonts=$("$python" "$root/backend_src/str_ocr/fonts.py" missing-packages "${font_sets[@]}")
+[ -z "$fonts" ] || mapfile -t -O "${#missing[@]}" missing <<< "$fonts"
 command -v cc >/dev/null || missing+=(gcc libc6-dev)  # builds the launcher's stub reaper
 command -v promtool >/dev/null || missing+=(prometheus)
 command -v perf >/dev/null || missing+=(linux-perf)

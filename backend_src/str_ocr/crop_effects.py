@@ -16,6 +16,9 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 MIN_CONTRAST = 70
 """Least grey-level difference between ink and the ground's mean, once converted to grey as served lines are."""
+MIN_LOCAL_CONTRAST = 30
+"""Least difference between ink and the ground's 5th (or 95th) percentile: no stretch of a gradient or photograph
+as dark (or light) as the ink."""
 
 
 def ink_mask(text: str, font: ImageFont.FreeTypeFont, tracking: float, stroke: int) -> Image.Image:
@@ -27,11 +30,11 @@ def ink_mask(text: str, font: ImageFont.FreeTypeFont, tracking: float, stroke: i
         return mask
     advances = [font.getlength(c) + tracking for c in text]
     ascent, descent = font.getmetrics()
-    width = int(sum(advances) + font.size) + 2 * stroke
-    mask = Image.new("L", (width, ascent + descent + 2 * stroke))
-    draw, x = ImageDraw.Draw(mask), float(stroke)
+    pad = font.size + stroke  # room for glyphs that reach past the font's metrics (italics, swashes)
+    mask = Image.new("L", (int(sum(advances)) + 3 * pad, ascent + descent + 2 * pad))
+    draw, x = ImageDraw.Draw(mask), float(pad)
     for character, advance in zip(text, advances):
-        draw.text((x, stroke), character, font=font, fill=255, stroke_width=stroke, stroke_fill=255)
+        draw.text((x, pad), character, font=font, fill=255, stroke_width=stroke, stroke_fill=255)
         x += advance
     return mask.crop(mask.getbbox() or (0, 0, 1, 1))
 
@@ -75,8 +78,9 @@ def ground(size: tuple[int, int], rng: random.Random, noise: np.random.Generator
         return np.broadcast_to(base, (height, width, 3)).copy()
     if kind < 0.55:
         other = np.array([rng.randint(0, 255) for _ in range(3)], np.float32)
-        ramp = np.linspace(0, 1, width if rng.random() < 0.7 else height, dtype=np.float32)
-        ramp = ramp[np.newaxis, :, np.newaxis] if ramp.size == width else ramp[:, np.newaxis, np.newaxis]
+        across = rng.random() < 0.7
+        ramp = np.linspace(0, 1, width if across else height, dtype=np.float32)
+        ramp = ramp[np.newaxis, :, np.newaxis] if across else ramp[:, np.newaxis, np.newaxis]
         return base + (other - base) * np.broadcast_to(ramp, (height, width, 1)) * rng.uniform(0.3, 1.0)
     if kind < 0.7:
         grain = cv2.GaussianBlur(noise.normal(0, 1, (height, width)).astype(np.float32), (0, 0), rng.uniform(0.5, 3))
@@ -97,13 +101,16 @@ def grey_of(rgb: np.ndarray) -> np.ndarray:
 def ink_colour(ground_rgb: np.ndarray, rng: random.Random) -> np.ndarray:
     """A colour at least ``MIN_CONTRAST`` grey levels from the ground's mean: mostly darker on light grounds
     and lighter on dark ones, sometimes the other way where the ground leaves room."""
-    level = float(grey_of(ground_rgb.reshape(-1, 3).mean(axis=0)))
+    greys = grey_of(ground_rgb.reshape(-1, 3))
+    level, darkest, lightest = float(greys.mean()), float(np.percentile(greys, 5)), float(np.percentile(greys, 95))
     room_below, room_above = level >= MIN_CONTRAST, level <= 255 - MIN_CONTRAST
     darker = rng.random() < (0.8 if level >= 128 else 0.2) if room_below and room_above else room_below
     for _ in range(20):
         colour = np.array([rng.randint(0, 255) for _ in range(3)], np.float32)
         shade = float(grey_of(colour))
-        if (level - shade if darker else shade - level) >= MIN_CONTRAST:
+        if darker and level - shade >= MIN_CONTRAST and darkest - shade >= MIN_LOCAL_CONTRAST:
+            return colour
+        if not darker and shade - level >= MIN_CONTRAST and shade - lightest >= MIN_LOCAL_CONTRAST:
             return colour
     return np.zeros(3, np.float32) if darker else np.full(3, 255, np.float32)
 
@@ -127,6 +134,13 @@ def perspective(image: np.ndarray, rng: random.Random, fill: tuple[float, ...]) 
     matrix = cv2.getPerspectiveTransform(corners, moved)
     return cv2.warpPerspective(image, matrix, (width, height), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_CONSTANT, borderValue=fill)
+
+
+def room_to_move(image: np.ndarray) -> np.ndarray:
+    """The crop with its edges repeated outwards, so that perspective and curvature move no letter out of it."""
+    height, width = image.shape[:2]
+    rows, cols = int(0.16 * height) + 1, int(0.05 * width) + 1
+    return cv2.copyMakeBorder(image, rows, rows, cols, cols, cv2.BORDER_REPLICATE)
 
 
 def curve(image: np.ndarray, rng: random.Random) -> np.ndarray:
@@ -173,9 +187,12 @@ def draw_crop(text: str, font: ImageFont.FreeTypeFont, stroke: int, neighbour: s
         rgb = shadow(rgb, rng)
     rgb = np.clip(rgb, 0, 255).astype(np.uint8)
     edge = tuple(float(v) for v in np.median(np.concatenate([rgb[0], rgb[-1]]), axis=0))
-    if rng.random() < 0.3:
+    warped, bent = rng.random() < 0.3, rng.random() < 0.2
+    if warped or bent:
+        rgb = room_to_move(rgb)
+    if warped:
         rgb = perspective(rgb, rng, edge)
-    if rng.random() < 0.2:
+    if bent:
         rgb = curve(rgb, rng)
     if rng.random() < 0.2:
         rgb = motion_blur(rgb, rng)

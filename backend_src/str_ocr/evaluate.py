@@ -99,7 +99,8 @@ def table(sets: dict[str, dict], seconds_per_line: dict[str, float] | None = Non
     where they were run, of each peer; then the time per line of each."""
     peers = list(next(iter(sets.values())).get("peers", {})) if sets else []
     names = ["this project", *(PEER_NAMES_SHOWN.get(p, p) for p in peers)]
-    rows = ["| set | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    rows = ["| set | " + " | ".join(f"{n}: word accuracy (CER)" for n in names) + " |",
+            "| --- |" + " --- |" * len(names)]
     for name, r in sets.items():
         cells = [r, *(r["peers"][p] for p in peers)]
         rows.append(f"| {name} | " + " | ".join(f"{c['word_accuracy']:.1%} ({c['cer']:.2%})" for c in cells) + " |")
@@ -131,6 +132,14 @@ def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: 
     return seconds
 
 
+def peer_names(text: str) -> list[str]:
+    names = [name for name in text.split(",") if name]
+    unknown = [name for name in names if name not in PEER_NAMES_SHOWN]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no peer {', '.join(unknown)}; the peers are {', '.join(PEER_NAMES_SHOWN)}")
+    return names
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", type=Path, help="weights (default: what text_recognition's config.pbtxt serves)")
@@ -142,7 +151,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", default="text_recognition", help="served model name, with --url")
     parser.add_argument("--engine", default="torch", choices=ENGINES, help="in-process engine (default: %(default)s)")
     parser.add_argument("--precision", default="f32", choices=PRECISIONS, help="bf16: with --engine openvino")
-    parser.add_argument("--peers", default="", help="comma-separated: rapidocr, easyocr (installed by make peers)")
+    parser.add_argument("--peers", default="", type=peer_names,
+                        help="comma-separated: rapidocr, easyocr (installed by make peers)")
     parser.add_argument("--examples", type=int, default=3, help="mistakes to show per set")
     parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -154,9 +164,11 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     """The evaluation; without ``--checkpoint``, of the weights ``shipped_weights()`` names; with ``--url``,
     read through ``read_served``; with ``--peers``, beside ``read_peer``'s. ``scripts/evaluate.py`` gives all three."""
     args = parse_args(argv)
-    peers = [p for p in args.peers.split(",") if p]
+    peers = args.peers
     if peers and read_peer is None:
         raise SystemExit("evaluate: --peers needs their readers (scripts/evaluate.py has them)")
+    if peers and args.url:
+        raise SystemExit("evaluate: --peers compares in-process readers: leave out --url")
     if peers:
         torch.set_num_threads(1)
     if args.checkpoint is None:
@@ -178,6 +190,8 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     recognizer = Recognizer(engine, max_lines=256) if engine else None
     sets = {name: samples for group in args.sets
             for name, samples in draw_group(group, args.seed, args.count, keep_source=bool(peers)).items()}
+    if peers:  # the first reads pay for allocations, in the project's process as in the peers'
+        recognizer.read([s.image for s in next(iter(sets.values()))[:16]])
     reading_seconds = 0.0
     for name, samples in sets.items():
         images = [s.image for s in samples]

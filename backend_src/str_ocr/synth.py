@@ -5,7 +5,7 @@ codes) drawn in a random face of the set (``str_ocr.fonts``: ``training`` unless
 and polarity, then distorted the way photographed and scanned text is: margins, slight rotation and
 shear, blur, noise, low contrast, JPEG artefacts. The result goes through ``preprocess.resize_line``,
 as served images do. ``Variety`` adds more: light-on-dark lines, faces stretched or squeezed, drawn
-heavier, or laid out without shaping.
+heavier, laid out without shaping, or drawn as a detector's crops (``crop_effects``).
 
     synth = TextLineSynth(seed=1)
     sample = synth.sample()                      # variable width: height 32, aspect ratio kept

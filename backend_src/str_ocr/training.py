@@ -18,9 +18,9 @@ then twice on a 2-core CPU (120 to 140 lines a second there), with more of the f
 Rounds on many more faces (``--fonts extended``, installed by ``make fonts``) continue from the shipped
 weights and mix in the lines those were trained on, so that they keep reading them; on the 2-core CPU:
 
-    train.py --init model_repository/text_recognition/1/str_64ch.pth --output-channels 64 --fonts extended \
-        --earlier-fonts training --earlier-share 0.3 --crops 0.35 --light-on-dark 0.3 --stretch 0.15 --heavy 0.1 \
-        --basic-layout 0.1 --fixed-fraction 0.5 --batch-size 48 --lr 3e-4 --steps 1000000 --time-budget 110 \
+    train.py --init model_repository/text_recognition/1/str_64ch.pth --output-channels 64 --fonts extended \\
+        --earlier-fonts training --earlier-share 0.3 --crops 0.35 --light-on-dark 0.3 --stretch 0.15 --heavy 0.1 \\
+        --basic-layout 0.1 --fixed-fraction 0.5 --batch-size 48 --lr 3e-4 --steps 1000000 --time-budget 110 \\
         --seed 25 --val-every 500 --held-out-size 512 --checkpoint-minutes 4 --run-dir runs/round1
 
 Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoint-minutes`` and at each
@@ -62,6 +62,7 @@ from str_ocr.synth import Sample, TextLineSynth, Variety, ctc_feasible
 from str_ocr.text import encode
 
 VALIDATION_SEED_OFFSET = 1_000_003
+EARLIER_SEED_OFFSET = 500_001
 HELD_OUT_SEED = 31_337
 MAX_STEP_SECONDS = 60.0
 """Longer steps count as this long in the run's time: the process was stopped or the machine suspended."""
@@ -110,7 +111,9 @@ class SyntheticBatches(IterableDataset):
     def _samples(self, synths: list[TextLineSynth], rng: random.Random, count: int, width: int | None) -> list[Sample]:
         samples = []
         while len(samples) < count:
-            synth = synths[1] if rng.random() < self.earlier.share else synths[0]
+            # No draw at a share of 0, so that such a run draws the lines it drew before earlier lines existed.
+            earlier = self.earlier.share > 0 and rng.random() < self.earlier.share
+            synth = synths[1] if earlier else synths[0]
             sample = synth.sample(width)
             if ctc_feasible(sample.text, output_length(sample.image.shape[1])):
                 samples.append(sample)
@@ -122,7 +125,7 @@ class SyntheticBatches(IterableDataset):
         rng = random.Random(seed)
         synths = [TextLineSynth(seed, self.fonts, variety=self.variety)]
         if self.earlier.share > 0:
-            synths.append(TextLineSynth(seed + VALIDATION_SEED_OFFSET // 2, self.earlier.fonts))
+            synths.append(TextLineSynth(seed + EARLIER_SEED_OFFSET, self.earlier.fonts))
         while True:
             if rng.random() < self.fixed_fraction:
                 yield collate(self._samples(synths, rng, self.batch_size, TUTORIAL_WIDTH))
@@ -143,6 +146,8 @@ def validation_set(seed: int, count: int, fonts: str = "training") -> list[Sampl
 def held_out_set(count: int) -> list[Sample]:
     """Lines in the held-out faces, half fixed 32x100 and half variable width, a quarter light on dark: the
     progress bar's figure of how training reads faces it never sees (``scripts/evaluate.py`` has the full sets)."""
+    if count == 0:
+        return []
     synth = TextLineSynth(HELD_OUT_SEED, "held-out")
     return [synth.sample(TUTORIAL_WIDTH if i % 2 == 0 else None) for i in range(count)]
 
@@ -239,7 +244,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else "cpu" if args.device == "auto" else args.device)
     torch.manual_seed(args.seed)
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
-    variety = Variety(args.light_on_dark, args.stretch, args.heavy, args.basic_layout, args.crops)
+    if args.earlier_share > 0:
+        font_files(args.earlier_fonts)
+    variety = Variety(light_on_dark=args.light_on_dark, stretch=args.stretch, heavy=args.heavy,
+                      basic_layout=args.basic_layout, crops=args.crops)
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
@@ -291,7 +299,6 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             with log_path.open("a") as log:
                 log.write(json.dumps({"step": step, "minutes": elapsed / 60, "loss": float(np.mean(losses[-100:])),
                                       **figures}) + "\n")
-            model.train()
         if step % args.val_every == 0 or time.monotonic() - saved_at > args.checkpoint_minutes * 60:
             checkpoint()
             saved_at = time.monotonic()

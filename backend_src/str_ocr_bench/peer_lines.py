@@ -44,6 +44,9 @@ def read_lines(peer: str, images: Sequence[np.ndarray]) -> PeerReadings:
     with tempfile.TemporaryDirectory() as folder:
         lines = Path(folder) / "lines.npz"
         np.savez(lines, **{str(i): image for i, image in enumerate(images)})
-        done = subprocess.run([str(python), str(runner), str(lines)], check=True, capture_output=True, text=True)
+        done = subprocess.run([str(python), str(runner), str(lines)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{peer} failed (exit {done.returncode}); its last words:\n{done.stderr[-2000:]}\n"
+                           f"reinstall it with `rm -r {python.parent.parent} && make peers`")
     result = json.loads(done.stdout.splitlines()[-1])
     return PeerReadings([as_alphabet(t) for t in result["texts"]], result["seconds"])
