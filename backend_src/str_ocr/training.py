@@ -27,9 +27,9 @@ Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoi
 validation, written whole or not at all, and picks it up when started again with the same arguments; a step
 that took over a minute (the process stopped) counts as one minute of the time budget. It shows a progress
 bar with the loss, the validation word accuracy and the held-out faces' (``held_out``), and logs these
-figures to ``figures.jsonl``; it runs on a GPU where there is one. Batches mix the tutorial's fixed
-32x100 lines with variable-width lines zero-padded to the widest in their batch and masked past their
-own width, exactly as ragged batches are served. The learning rate follows a cosine
+figures to ``figures.jsonl``, drawn in ``figures.png``; it runs on a GPU where there is one. Batches mix the
+tutorial's fixed 32x100 lines with variable-width lines zero-padded to the widest in their batch and masked
+past their own width, exactly as ragged batches are served. The learning rate follows a cosine
 over the run's progress: the larger of steps done and time used, when a time budget is set.
 """
 
@@ -216,6 +216,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def plot_figures(log_path: Path, picture: Path) -> None:
+    """The logged figures over the run's minutes: validation and held-out word accuracy, and the loss."""
+    import matplotlib  # noqa: PLC0415 - only runs that log figures draw them
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    rows = [json.loads(line) for line in log_path.read_text().splitlines()]
+    minutes = [row["minutes"] for row in rows]
+    figure, (accuracy, loss) = plt.subplots(1, 2, figsize=(10, 4))
+    for key, label in (("val_acc", "validation (training faces)"), ("held_out", "held-out faces")):
+        accuracy.plot(minutes, [row.get(key) for row in rows], marker="o", label=label)
+    accuracy.set(xlabel="training minutes", ylabel="word accuracy", title="Lines read exactly")
+    accuracy.legend()
+    loss.plot(minutes, [row["loss"] for row in rows], marker="o", color="grey")
+    loss.set(xlabel="training minutes", ylabel="CTC loss (mean of the last 100 steps)", title="Loss")
+    figure.tight_layout()
+    figure.savefig(picture, dpi=100)
+    plt.close(figure)
+
+
 def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Optimizer,
             device: torch.device) -> tuple[int, float]:
     """The step and training seconds to go on from: ``--run-dir``'s checkpoint, else ``--init``'s weights."""
@@ -299,6 +320,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             with log_path.open("a") as log:
                 log.write(json.dumps({"step": step, "minutes": elapsed / 60, "loss": float(np.mean(losses[-100:])),
                                       **figures}) + "\n")
+            plot_figures(log_path, args.run_dir / "figures.png")
         if step % args.val_every == 0 or time.monotonic() - saved_at > args.checkpoint_minutes * 60:
             checkpoint()
             saved_at = time.monotonic()

@@ -36,6 +36,7 @@ def test_a_run_logs_held_out_figures_and_its_checkpoint_is_whole(tmp_path):
     assert [f["step"] for f in figures] == [2, 4]
     assert all(0 <= f["held_out"] <= 1 and 0 <= f["val_acc"] <= 1 and f["loss"] > 0 for f in figures)
     assert (run / "last.pt").is_file() and not list(run.glob("*.partial"))
+    assert (run / "figures.png").stat().st_size > 1000
 
 
 class Counting:
