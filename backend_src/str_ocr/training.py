@@ -137,19 +137,20 @@ class SyntheticBatches(IterableDataset):
             yield from map(collate, chunks)
 
 
+def half_fixed(synth: TextLineSynth, count: int) -> list[Sample]:
+    """``count`` lines of ``synth``, every other one at the tutorial's fixed 32x100, the rest at variable width."""
+    return [synth.sample(TUTORIAL_WIDTH if i % 2 == 0 else None) for i in range(count)]
+
+
 def validation_set(seed: int, count: int, fonts: str = "training") -> list[Sample]:
     """Half fixed 32x100 lines, half variable width, from a seed training never uses."""
-    synth = TextLineSynth(seed + VALIDATION_SEED_OFFSET, fonts)
-    return [synth.sample(TUTORIAL_WIDTH if i % 2 == 0 else None) for i in range(count)]
+    return half_fixed(TextLineSynth(seed + VALIDATION_SEED_OFFSET, fonts), count)
 
 
 def held_out_set(count: int) -> list[Sample]:
     """Lines in the held-out faces, half fixed 32x100 and half variable width, a quarter light on dark: the
     progress bar's figure of how training reads faces it never sees (``scripts/evaluate.py`` has the full sets)."""
-    if count == 0:
-        return []
-    synth = TextLineSynth(HELD_OUT_SEED, "held-out")
-    return [synth.sample(TUTORIAL_WIDTH if i % 2 == 0 else None) for i in range(count)]
+    return half_fixed(TextLineSynth(HELD_OUT_SEED, "held-out"), count) if count else []
 
 
 def save_atomically(state: dict, path: Path) -> None:
