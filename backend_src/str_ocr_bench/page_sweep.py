@@ -5,7 +5,8 @@ Each way runs in its own server (``config.pbtxt``: every crop its own request, p
 batcher; ``grouped_crops``: crops of about one width per request, pooled likewise; ``padded_crops``: one padded
 batch per page; ``unbatched_crops``: one crop at a time), all started before the first measurement, so that each
 concurrency level measures them one after another. Per level: pages/s and p95 from perf_analyzer, and from the
-server's statistics the crops text_recognition read per execution. The columns wasted on padding come from the
+server's statistics the crops text_recognition read per execution, and the milliseconds text_detection and
+text_recognition computed per page (where a page's time goes). The columns wasted on padding come from the
 recogniser's counters (ragged, grouped) or from the pages' own crops (padded: each batch padded to its widest)."""
 
 from __future__ import annotations
@@ -16,17 +17,17 @@ import json
 import tempfile
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
 import tritonclient.grpc as grpcclient
 from tqdm import tqdm
 
-from str_ocr.contract import IMAGE, NUM_CLASSES, OCR_PAGE, RECOGNIZER, output_length
+from str_ocr.contract import DETECTOR, IMAGE, NUM_CLASSES, OCR_PAGE, RECOGNIZER, output_length
 from str_ocr.detection import DetectorSession, choose_detector_engine, detector_path
 from str_ocr.page import PageSettings, read_page
-from str_ocr_client.stats import execution_counts, metric_total
+from str_ocr_client.stats import compute_seconds, execution_counts, metric_total
 from str_ocr_server.process import ServerProcess
 
 from . import perf_analyzer
@@ -44,6 +45,31 @@ class PageLevel:
     p95_ms: float
     crops_per_execution: float
     exit_code: int
+    detector_ms_per_page: float = 0.0
+    recognizer_ms_per_page: float = 0.0
+    """Triton's compute time of each called model (input, infer, output), over the pages ocr_page answered."""
+
+
+@dataclass(frozen=True)
+class ServerCounts:
+    """What the server has counted so far: pages answered, crops read and executions run by the recogniser, and
+    the seconds the detector and the recogniser computed."""
+
+    pages: int
+    crops: int
+    executions: int
+    detector_seconds: float
+    recognizer_seconds: float
+
+    @classmethod
+    def read(cls, client: grpcclient.InferenceServerClient, admin_key: str | None) -> ServerCounts:
+        pages, _ = execution_counts(client, OCR_PAGE, admin_key)
+        crops, executions = execution_counts(client, RECOGNIZER, admin_key)
+        return cls(pages, crops, executions, compute_seconds(client, DETECTOR, admin_key),
+                   compute_seconds(client, RECOGNIZER, admin_key))
+
+    def __sub__(self, other: ServerCounts) -> ServerCounts:
+        return ServerCounts(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
 
 
 def input_data(files: Sequence[Path], path: Path) -> Path:
@@ -80,21 +106,23 @@ def measure(server: ServerProcess, batching: str, concurrency: int, data: Path, 
     """One level; windows of at least ``requests`` pages (a few pages a second fill a time window too thinly to
     be stable), twice that where perf_analyzer cannot stabilise."""
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        before = execution_counts(client, RECOGNIZER, server.admin_key)
+        before = ServerCounts.read(client, server.admin_key)
         for count in (requests, 2 * requests):
             run = perf_analyzer.run(server.grpc_url, OCR_PAGE, f"{concurrency}:{concurrency}", csv_path, 1, None,
                                     window, ("--input-data", str(data), "--measurement-mode", "count_windows",
                                              "--measurement-request-count", str(max(count, 4 * concurrency))))
             if run.exit_code != 2:
                 break
-        after = execution_counts(client, RECOGNIZER, server.admin_key)
-    crops, executions = after[0] - before[0], after[1] - before[1]
+        after = ServerCounts.read(client, server.admin_key)
+    added = after - before
     measured = run.measurements[0] if run.measurements else None
     if run.exit_code:
         tqdm.write(f"{batching} at concurrency {concurrency}: perf_analyzer exited {run.exit_code}")
+    per_page = 1e3 / added.pages if added.pages else 0.0
     return PageLevel(batching, concurrency, measured.throughput if measured else 0.0,
-                     measured.p95_us / 1e3 if measured else 0.0, crops / executions if executions else 0.0,
-                     run.exit_code)
+                     measured.p95_us / 1e3 if measured else 0.0,
+                     added.crops / added.executions if added.executions else 0.0, run.exit_code,
+                     added.detector_seconds * per_page, added.recognizer_seconds * per_page)
 
 
 def sweep(files: Sequence[Path], levels: Sequence[int], logs: Path, window: perf_analyzer.Window,
@@ -142,6 +170,12 @@ def report(results: Sequence[PageLevel], waste: dict[str, float], rapidocr: dict
     for c in levels:
         cells = [best(results, b, c) for b in batchings]
         rows.append(f"| {c} | " + " | ".join(f"{x.pages_per_second:.2f}, {x.p95_ms:.0f}, {x.crops_per_execution:.1f}"
+                                             for x in cells) + " |")
+    rows += ["", "| concurrency | " + " | ".join(f"{b}: ms computed a page, detector / recogniser" for b in batchings)
+             + " |", "| ---: | " + " | ".join("---" for _ in batchings) + " |"]
+    for c in levels:
+        cells = [best(results, b, c) for b in batchings]
+        rows.append(f"| {c} | " + " | ".join(f"{x.detector_ms_per_page:.0f} / {x.recognizer_ms_per_page:.0f}"
                                              for x in cells) + " |")
     lines = ["\n".join(rows), ""]
     for c in levels if {"ragged", "padded"} <= set(batchings) else ():

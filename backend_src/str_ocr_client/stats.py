@@ -19,6 +19,15 @@ def execution_counts(client: grpcclient.InferenceServerClient, model: str = RECO
     return int(stats.get("inference_count", 0)), int(stats.get("execution_count", 0))
 
 
+def compute_seconds(client: grpcclient.InferenceServerClient, model: str, admin_key: str | None = None) -> float:
+    """Seconds ``model``'s executions have computed so far (input, infer and output), each execution once: from
+    Triton's batch statistics, since its inference statistics count a batch's time once for every request in it."""
+    headers = {GRPC_ADMIN_HEADER: admin_key} if admin_key else None
+    stats = client.get_inference_statistics(model, headers=headers, as_json=True)["model_stats"][0]
+    steps = ("compute_input", "compute_infer", "compute_output")
+    return sum(int(size.get(step, {}).get("ns", 0)) for size in stats.get("batch_stats", []) for step in steps) / 1e9
+
+
 def counts_since(client: grpcclient.InferenceServerClient, before: tuple[int, int], inferences: int,
                  model: str = RECOGNIZER, admin_key: str | None = None, timeout: float = 10) -> tuple[int, int]:
     """The (inferences, executions) added since ``before``, once ``inferences`` are counted.

@@ -28,6 +28,7 @@ def test_a_small_page_bench_writes_its_table_plot_and_figures(tmp_path):
     for batching, level in levels.items():
         assert level["exit_code"] in (0, UNSTABLE_EXIT), f"{batching}: perf_analyzer exited {level['exit_code']}"
         assert level["crops_per_execution"] > 0, f"{batching}: the recogniser counted no crop"
+        assert level["detector_ms_per_page"] > 0 and level["recognizer_ms_per_page"] > 0, level
     assert levels["padded"]["crops_per_execution"] > levels["ragged"]["crops_per_execution"]  # a page a request
     assert results["padding"]["padded"] > results["padding"]["ragged"]  # padded to the widest of a page
 
