@@ -81,3 +81,16 @@ def save_checkpoint(model: STRModel, path: str | os.PathLike[str]) -> None:
     """Write ``model``'s weights as a plain state_dict (no ``module.`` prefix), the format ``load_model`` reads."""
     state = {key: value.detach().cpu() for key, value in model.state_dict().items()}
     torch.save(state, path)
+
+
+def blend_weights(first: STRModel, second: STRModel, share: float) -> STRModel:
+    """``first``, moved ``share`` of the way to ``second`` parameter by parameter (batch-norm statistics too;
+    counters are ``second``'s). Between weights and their fine-tuned descendant, a blend keeps much of what the
+    fine-tune gained and forgets less of what the first read (Wortsman et al. 2022, "Robust fine-tuning of
+    zero-shot models")."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"share must lie in [0, 1], got {share}")
+    ours, theirs = first.state_dict(), second.state_dict()
+    first.load_state_dict({name: (1 - share) * value + share * theirs[name] if value.is_floating_point()
+                           else theirs[name] for name, value in ours.items()})
+    return first

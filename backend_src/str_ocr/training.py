@@ -1,6 +1,7 @@
 """Training the recogniser with CTC on synthetic text lines (``scripts/train.py`` is its command line).
 
-The shipped weights came from four runs of scripts/train.py: on one H100 with 16 cores,
+The shipped weights blend two (``scripts/blend_weights.py``). The first, ``training_rounds/base``, came from four runs
+of scripts/train.py: on one H100 with 16 cores,
 
     train.py --output-channels 64 --steps 40000 --time-budget 7.2 --batch-size 256 --workers 15 \\
         --val-every 2000 --val-size 1024 --run-dir runs/str64
@@ -13,15 +14,21 @@ then twice on a 2-core CPU (120 to 140 lines a second there), with more of the f
         --output model_repository/text_recognition/1/str_64ch.pth
     train.py --init model_repository/text_recognition/1/str_64ch.pth --output-channels 64 --steps 100000 \\
         --time-budget 65 --batch-size 48 --lr 2e-4 --fixed-fraction 0.8 --seed 13 --val-every 500 --val-size 512 \\
-        --run-dir runs/str64-ft2 --output runs/str64-ft2/str_64ch.pth    # then copied over the shipped file
+        --run-dir runs/str64-ft2 --output runs/str64-ft2/str_64ch.pth    # then training_rounds/base/str_64ch.pth
 
-Rounds on many more faces (``--fonts extended``, installed by ``make fonts``) continue from the shipped
-weights and mix in the lines those were trained on, so that they keep reading them; on the 2-core CPU:
+Rounds on many more faces (``--fonts extended``, installed by ``make fonts``) continue from those weights and mix
+in the lines they were trained on, so that they keep reading them; the second, ``training_rounds/round1``, on the
+2-core CPU:
 
-    train.py --init model_repository/text_recognition/1/str_64ch.pth --output-channels 64 --fonts extended \\
+    train.py --init training_rounds/base/str_64ch.pth --output-channels 64 --fonts extended \\
         --earlier-fonts training --earlier-share 0.3 --crops 0.35 --light-on-dark 0.3 --stretch 0.15 --heavy 0.1 \\
         --basic-layout 0.1 --fixed-fraction 0.5 --batch-size 48 --lr 3e-4 --steps 1000000 --time-budget 110 \\
         --seed 25 --val-every 500 --held-out-size 512 --checkpoint-minutes 4 --run-dir runs/round1
+
+Alone, it reads the extended and held-out faces better and the first's faces worse; the blend keeps both:
+
+    blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
+        --output model_repository/text_recognition/1/str_64ch.pth
 
 Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoint-minutes`` and at each
 validation, written whole or not at all, and picks it up when started again with the same arguments; a step
