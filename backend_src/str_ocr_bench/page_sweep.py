@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import statistics
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -27,7 +29,7 @@ from tqdm import tqdm
 from str_ocr.contract import DETECTOR, IMAGE, NUM_CLASSES, OCR_PAGE, RECOGNIZER, output_length
 from str_ocr.detection import DetectorSession, choose_detector_engine, detector_path
 from str_ocr.page import PageSettings, read_page
-from str_ocr_client.stats import compute_seconds, execution_counts, metric_total
+from str_ocr_client.stats import compute_seconds, counts, metric_total, model_statistics
 from str_ocr_server.process import ServerProcess
 
 from . import perf_analyzer
@@ -45,9 +47,13 @@ class PageLevel:
     p95_ms: float
     crops_per_execution: float
     exit_code: int
-    detector_ms_per_page: float = 0.0
-    recognizer_ms_per_page: float = 0.0
-    """Triton's compute time of each called model (input, infer, output), over the pages ocr_page answered."""
+    crops_per_page: float
+    detector_ms_per_page: float
+    """What text_detection computed, per page ocr_page answered (Triton's batch statistics: input, infer and
+    output), over every page of the level, perf_analyzer's unreported windows too; with pages in flight, it
+    includes waiting for a core."""
+    recognizer_ms_per_page: float
+    """What text_recognition computed per page, likewise."""
 
 
 @dataclass(frozen=True)
@@ -63,10 +69,16 @@ class ServerCounts:
 
     @classmethod
     def read(cls, client: grpcclient.InferenceServerClient, admin_key: str | None) -> ServerCounts:
-        pages, _ = execution_counts(client, OCR_PAGE, admin_key)
-        crops, executions = execution_counts(client, RECOGNIZER, admin_key)
-        return cls(pages, crops, executions, compute_seconds(client, DETECTOR, admin_key),
-                   compute_seconds(client, RECOGNIZER, admin_key))
+        """The counts once ocr_page's stand still: Triton counts a page after its response has left, so the last
+        pages of a run reach its statistics just after the client has them."""
+        pages = -1
+        for _ in range(50):
+            previous, (pages, _) = pages, counts(model_statistics(client, OCR_PAGE, admin_key))
+            if pages == previous:
+                break
+            time.sleep(0.1)
+        recognizer, detector = (model_statistics(client, m, admin_key) for m in (RECOGNIZER, DETECTOR))
+        return cls(pages, *counts(recognizer), compute_seconds(detector), compute_seconds(recognizer))
 
     def __sub__(self, other: ServerCounts) -> ServerCounts:
         return ServerCounts(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
@@ -118,11 +130,12 @@ def measure(server: ServerProcess, batching: str, concurrency: int, data: Path, 
     measured = run.measurements[0] if run.measurements else None
     if run.exit_code:
         tqdm.write(f"{batching} at concurrency {concurrency}: perf_analyzer exited {run.exit_code}")
-    per_page = 1e3 / added.pages if added.pages else 0.0
+    per_page = 1 / added.pages if added.pages else 0.0
     return PageLevel(batching, concurrency, measured.throughput if measured else 0.0,
                      measured.p95_us / 1e3 if measured else 0.0,
                      added.crops / added.executions if added.executions else 0.0, run.exit_code,
-                     added.detector_seconds * per_page, added.recognizer_seconds * per_page)
+                     added.crops * per_page, added.detector_seconds * 1e3 * per_page,
+                     added.recognizer_seconds * 1e3 * per_page)
 
 
 def sweep(files: Sequence[Path], levels: Sequence[int], logs: Path, window: perf_analyzer.Window,
@@ -161,28 +174,37 @@ def best(results: Sequence[PageLevel], batching: str, concurrency: int) -> PageL
     return runs[len(runs) // 2]
 
 
+def round_ratios(results: Sequence[PageLevel], batching: str, concurrency: int) -> list[float]:
+    """``batching``'s pages/s over padded's at one level, round by round (``results`` keep the rounds' order)."""
+    runs = {b: [r.pages_per_second for r in results if r.batching == b and r.concurrency == concurrency]
+            for b in (batching, "padded")}
+    return [mine / padded for mine, padded in zip(runs[batching], runs["padded"]) if padded]
+
+
+def table(results: Sequence[PageLevel], levels: Sequence[int], batchings: Sequence[str], heading: str,
+          cell: Callable[[PageLevel], str]) -> list[str]:
+    """A markdown table's rows: a row per level, a column per way of batching, each cell ``cell`` of its median
+    run."""
+    rows = ["| concurrency | " + " | ".join(f"{b}: {heading}" for b in batchings) + " |",
+            "| ---: | " + " | ".join("---" for _ in batchings) + " |"]
+    return rows + [f"| {c} | " + " | ".join(cell(best(results, b, c)) for b in batchings) + " |" for c in levels]
+
+
 def report(results: Sequence[PageLevel], waste: dict[str, float], rapidocr: dict[int, float], out: Path) -> str:
     """A markdown table and a plot in ``out``; the table is returned."""
     levels = sorted({r.concurrency for r in results})
     batchings = [b for b in VARIANTS if any(r.batching == b for r in results)]
-    rows = ["| concurrency | " + " | ".join(f"{b}: pages/s, p95 ms, crops/execution" for b in batchings) + " |",
-            "| ---: | " + " | ".join("---" for _ in batchings) + " |"]
-    for c in levels:
-        cells = [best(results, b, c) for b in batchings]
-        rows.append(f"| {c} | " + " | ".join(f"{x.pages_per_second:.2f}, {x.p95_ms:.0f}, {x.crops_per_execution:.1f}"
-                                             for x in cells) + " |")
-    rows += ["", "| concurrency | " + " | ".join(f"{b}: ms computed a page, detector / recogniser" for b in batchings)
-             + " |", "| ---: | " + " | ".join("---" for _ in batchings) + " |"]
-    for c in levels:
-        cells = [best(results, b, c) for b in batchings]
-        rows.append(f"| {c} | " + " | ".join(f"{x.detector_ms_per_page:.0f} / {x.recognizer_ms_per_page:.0f}"
-                                             for x in cells) + " |")
+    rows = table(results, levels, batchings, "pages/s, p95 ms, crops/execution",
+                 lambda x: f"{x.pages_per_second:.2f}, {x.p95_ms:.0f}, {x.crops_per_execution:.1f}")
+    rows += [""] + table(results, levels, batchings, "ms computed a page, detector / recogniser (crops a page)",
+                         lambda x: f"{x.detector_ms_per_page:.0f} / {x.recognizer_ms_per_page:.0f} "
+                                   f"({x.crops_per_page:.0f})")
     lines = ["\n".join(rows), ""]
     for c in levels if {"ragged", "padded"} <= set(batchings) else ():
-        ratios = {b: best(results, b, c).pages_per_second / best(results, "padded", c).pages_per_second
-                  for b in batchings if b != "padded" and best(results, "padded", c).pages_per_second}
-        shown = ", ".join(f"{b} {r:.2f}x" for b, r in ratios.items())
-        lines.append(f"- concurrency {c}, pages/s over padded's: {shown}")
+        ratios = {b: round_ratios(results, b, c) for b in batchings if b != "padded"}
+        shown = ", ".join(f"{b} {statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})"
+                          for b, r in ratios.items() if r)
+        lines.append(f"- concurrency {c}, pages/s over padded's, the median (and range) of the rounds' ratios: {shown}")
     lines.append("- padding, share of the recogniser's columns: " + ", ".join(f"{b} {w:.1%}" for b, w in waste.items()))
     lines += [f"- RapidOCR in-process, {n} thread(s): {rate:.2f} pages/s" for n, rate in rapidocr.items()]
     text = "\n".join(lines) + "\n"

@@ -11,19 +11,28 @@ from str_ocr.contract import RECOGNIZER
 from str_ocr_client.http import GRPC_ADMIN_HEADER
 
 
+def model_statistics(client: grpcclient.InferenceServerClient, model: str = RECOGNIZER,
+                     admin_key: str | None = None) -> dict:
+    """Triton's statistics of ``model``, as JSON (counts and nanoseconds are strings there)."""
+    headers = {GRPC_ADMIN_HEADER: admin_key} if admin_key else None
+    return client.get_inference_statistics(model, headers=headers, as_json=True)["model_stats"][0]
+
+
 def execution_counts(client: grpcclient.InferenceServerClient, model: str = RECOGNIZER,
                      admin_key: str | None = None) -> tuple[int, int]:
     """(inference_count, execution_count) of ``model`` so far: images served, and forward passes run."""
-    headers = {GRPC_ADMIN_HEADER: admin_key} if admin_key else None
-    stats = client.get_inference_statistics(model, headers=headers, as_json=True)["model_stats"][0]
+    return counts(model_statistics(client, model, admin_key))
+
+
+def counts(stats: dict) -> tuple[int, int]:
+    """(inference_count, execution_count) in ``model_statistics``' answer."""
     return int(stats.get("inference_count", 0)), int(stats.get("execution_count", 0))
 
 
-def compute_seconds(client: grpcclient.InferenceServerClient, model: str, admin_key: str | None = None) -> float:
-    """Seconds ``model``'s executions have computed so far (input, infer and output), each execution once: from
-    Triton's batch statistics, since its inference statistics count a batch's time once for every request in it."""
-    headers = {GRPC_ADMIN_HEADER: admin_key} if admin_key else None
-    stats = client.get_inference_statistics(model, headers=headers, as_json=True)["model_stats"][0]
+def compute_seconds(stats: dict) -> float:
+    """Seconds the executions counted in ``model_statistics``' answer computed (input, infer and output), each
+    execution once: from the batch statistics, since the inference statistics count a batch's time once for every
+    request in it."""
     steps = ("compute_input", "compute_infer", "compute_output")
     return sum(int(size.get(step, {}).get("ns", 0)) for size in stats.get("batch_stats", []) for step in steps) / 1e9
 
