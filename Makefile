@@ -41,7 +41,7 @@ $(REAPER): backend_src/str_ocr_server/compat/reap_stubs.c scripts/build_reaper.s
 fonts: setup
 	bash scripts/setup_system.sh $(PYTHON) extended
 
-# e.g. make train TRAIN_ARGS="--init model_repository/text_recognition/1/str_64ch.pth --fonts extended ..."
+# e.g. make train TRAIN_ARGS="--init training_rounds/base/str_64ch.pth --fonts extended ..."
 TRAIN_ARGS ?=
 train: setup fonts
 	$(PY) scripts/train.py $(TRAIN_ARGS)

@@ -1,5 +1,5 @@
 """Weights between two checkpoints of one recogniser: (1 - share) x the first + share x the second, parameter by
-parameter (``str_ocr.checkpoint.blend_weights``); `scripts/evaluate.py` tells how the blend reads.
+parameter (``str_ocr.checkpoint.blend_weights``); ``scripts/evaluate.py`` tells how the blend reads.
 
     .venv/bin/python scripts/blend_weights.py FIRST SECOND --share 0.5 --output blended.pth [--output-channels 64]
 """

@@ -84,13 +84,15 @@ def save_checkpoint(model: STRModel, path: str | os.PathLike[str]) -> None:
 
 
 def blend_weights(first: STRModel, second: STRModel, share: float) -> STRModel:
-    """``first``, moved ``share`` of the way to ``second`` parameter by parameter (batch-norm statistics too;
-    counters are ``second``'s). Between weights and their fine-tuned descendant, a blend keeps much of what the
-    fine-tune gained and forgets less of what the first read (Wortsman et al. 2022, "Robust fine-tuning of
-    zero-shot models")."""
+    """``first``, moved in place ``share`` of the way to ``second`` parameter by parameter (batch-norm statistics
+    too; counters are ``second``'s), and returned. Between weights and their fine-tuned descendant, a blend keeps
+    much of what the fine-tune gained and forgets less of what the first read (Wortsman et al. 2022, "Robust
+    fine-tuning of zero-shot models")."""
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"share must lie in [0, 1], got {share}")
     ours, theirs = first.state_dict(), second.state_dict()
+    if report := _mismatch_report(first, theirs):
+        raise CheckpointMismatchError(f"the second weights cannot be blended into the first: {report}")
     first.load_state_dict({name: (1 - share) * value + share * theirs[name] if value.is_floating_point()
                            else theirs[name] for name, value in ours.items()})
     return first

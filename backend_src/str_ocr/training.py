@@ -17,15 +17,15 @@ then twice on a 2-core CPU (120 to 140 lines a second there), with more of the f
         --run-dir runs/str64-ft2 --output runs/str64-ft2/str_64ch.pth    # then training_rounds/base/str_64ch.pth
 
 Rounds on many more faces (``--fonts extended``, installed by ``make fonts``) continue from those weights and mix
-in the lines they were trained on, so that they keep reading them; the second, ``training_rounds/round1``, on the
-2-core CPU:
+in lines drawn as earlier runs drew them (``--earlier-fonts``), so that they keep reading those; the second,
+``training_rounds/round1``, on the 2-core CPU:
 
     train.py --init training_rounds/base/str_64ch.pth --output-channels 64 --fonts extended \\
         --earlier-fonts training --earlier-share 0.3 --crops 0.35 --light-on-dark 0.3 --stretch 0.15 --heavy 0.1 \\
         --basic-layout 0.1 --fixed-fraction 0.5 --batch-size 48 --lr 3e-4 --steps 1000000 --time-budget 110 \\
         --seed 25 --val-every 500 --held-out-size 512 --checkpoint-minutes 4 --run-dir runs/round1
 
-Alone, it reads the extended and held-out faces better and the first's faces worse; the blend keeps both:
+Alone, it reads the extended and held-out faces better and the current faces worse; the blend keeps both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
         --output model_repository/text_recognition/1/str_64ch.pth

@@ -2,6 +2,7 @@ import pytest
 import torch
 
 from str_ocr import CheckpointMismatchError, STRModel, load_model, save_checkpoint
+from str_ocr.checkpoint import blend_weights
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +74,7 @@ def test_without_checkpoint_the_model_is_initialised_in_eval_mode():
     assert isinstance(model, STRModel) and not model.training
 
 
-
 def test_a_blend_lies_between_its_two_weights_and_keeps_the_second_counters():
-    from str_ocr.checkpoint import blend_weights
-
     torch.manual_seed(2)
     first, second = STRModel(output_channels=16).eval(), STRModel(output_channels=16).eval()
     for module in second.modules():
@@ -84,10 +82,14 @@ def test_a_blend_lies_between_its_two_weights_and_keeps_the_second_counters():
             module.running_mean.fill_(0.2)
             module.num_batches_tracked.fill_(7)
     a, b = ({k: v.clone() for k, v in m.state_dict().items()} for m in (first, second))
-    for name, value in blend_weights(first, second, 0.25).state_dict().items():
+    assert blend_weights(first, second, 0.25) is first
+    for name, value in first.state_dict().items():
         if value.is_floating_point():
             torch.testing.assert_close(value, 0.75 * a[name] + 0.25 * b[name])
         else:
             assert torch.equal(value, b[name]), name
+        assert torch.equal(second.state_dict()[name], b[name]), f"{name} of the second weights changed"
     with pytest.raises(ValueError, match=r"share must lie in \[0, 1\]"):
         blend_weights(first, second, 1.5)
+    with pytest.raises(CheckpointMismatchError, match="output_channels=32"):
+        blend_weights(first, STRModel(output_channels=32), 0.5)
