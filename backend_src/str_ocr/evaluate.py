@@ -30,7 +30,7 @@ import torch
 from .benchmark import time_engine
 from .checkpoint import load_model
 from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
-from .metrics import Scores, score
+from .metrics import Scores, look_alike_accuracy, score
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
 from .synth import MAX_CHARS, Sample, TextLineSynth, Variety
@@ -73,10 +73,16 @@ def _as_dict(scores: Scores) -> dict:
     return {"lines": scores.lines, "word_accuracy": scores.word_accuracy, "cer": scores.cer}
 
 
+def _scored(texts: list[str], truths: list[str]) -> tuple[Scores, dict]:
+    """The scores of ``texts``, and as a dict with the word accuracy when look-alikes count as one."""
+    scores = score(texts, truths)
+    return scores, {**_as_dict(scores), "look_alike_word_accuracy": look_alike_accuracy(texts, truths)}
+
+
 def report(name: str, samples: list[Sample], readings: list[Reading], examples: int) -> dict:
     texts, truths = [r.text for r in readings], [s.text for s in samples]
-    overall = score(texts, truths)
-    print(f"{name}: {overall}")
+    overall, overall_dict = _scored(texts, truths)
+    print(f"{name}: {overall}; {overall_dict['look_alike_word_accuracy']:.2%} with 0/o and 1/i/l taken as one")
     by_length = {}
     for low, high in LENGTH_BUCKETS:
         picked = [i for i, t in enumerate(truths) if low <= len(t) <= high]
@@ -88,7 +94,7 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
     for truth, reading in mistakes[:examples]:
         print(f"  mistake: {truth!r} read as {reading!r}")
     shown = [{"truth": t, "read": r} for t, r in mistakes[:examples]]
-    return {**_as_dict(overall), "by_length": by_length, "mistakes": shown}
+    return {**overall_dict, "by_length": by_length, "mistakes": shown}
 
 
 PEER_NAMES_SHOWN = {"rapidocr": "RapidOCR (PP-OCRv4)", "easyocr": "EasyOCR (english_g2)"}
@@ -125,9 +131,9 @@ def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: 
         seconds[peer] = total / len(images)
         start = 0
         for name, samples in sets.items():
-            scores = score(texts[start:start + len(samples)], [s.text for s in samples])
-            results["sets"][name].setdefault("peers", {})[peer] = _as_dict(scores)
-            print(f"{name}, {peer}: {scores}")
+            scores, scores_dict = _scored(texts[start:start + len(samples)], [s.text for s in samples])
+            results["sets"][name].setdefault("peers", {})[peer] = scores_dict
+            print(f"{name}, {peer}: {scores}; {scores_dict['look_alike_word_accuracy']:.2%} with look-alikes as one")
             start += len(samples)
     return seconds
 

@@ -36,3 +36,16 @@ def score(readings: Sequence[str], truths: Sequence[str]) -> Scores:
     errors = sum(edit_distance(r, t) for r, t in zip(readings, truths))
     characters = sum(len(t) for t in truths)
     return Scores(len(truths), exact / max(1, len(truths)), errors / max(1, characters))
+
+
+LOOK_ALIKES = str.maketrans({"o": "0", "i": "1", "l": "1"})
+"""Characters many faces draw alike once lower-cased: O and 0; I, l and 1 (the ones Crockford's Base32 leaves out).
+In a code of random characters nothing else tells them apart, so no reader can always be right."""
+
+
+def look_alike_accuracy(readings: Sequence[str], truths: Sequence[str]) -> float:
+    """Word accuracy when ``LOOK_ALIKES`` count as one character: how many mistakes only they explain."""
+    if len(readings) != len(truths):
+        raise ValueError(f"{len(readings)} readings for {len(truths)} truths")
+    same = sum(r.translate(LOOK_ALIKES) == t.translate(LOOK_ALIKES) for r, t in zip(readings, truths))
+    return same / max(1, len(truths))

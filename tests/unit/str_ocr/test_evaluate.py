@@ -38,7 +38,8 @@ def test_main_reports_every_set_and_ends_with_the_table(tmp_path, capsys):
     results = main(["--checkpoint", str(tmp_path / "w.pth"), "--output-channels", "16", "--count", "3",
                     "--sets", "current", "held-out", "--json", str(tmp_path / "r.json")])
     assert len(results["sets"]) == 6 and (tmp_path / "r.json").is_file()
-    assert all(0 <= r["word_accuracy"] <= 1 and r["lines"] == 3 for r in results["sets"].values())
+    assert all(0 <= r["word_accuracy"] <= r["look_alike_word_accuracy"] <= 1 and r["lines"] == 3
+               for r in results["sets"].values())
     assert "| held-out: variable width, light on dark |" in capsys.readouterr().out
 
 
@@ -66,6 +67,7 @@ def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(tmp_pa
     assert results["seconds_per_line"]["rapidocr"] == pytest.approx(0.5 / 8)
     peer = {name: r["peers"]["rapidocr"] for name, r in results["sets"].items()}
     assert peer["current: fixed 32x100"]["lines"] == 4 and peer["current: fixed 32x100"]["cer"] == 1.0
+    assert peer["current: fixed 32x100"]["look_alike_word_accuracy"] == 0
     assert "RapidOCR" in table(results["sets"], results["seconds_per_line"]).splitlines()[0]
 
 
