@@ -21,7 +21,7 @@ from .export import OPSET, export
 
 CACHE_ENV = "STR_OCR_GRAPH_CACHE"
 KINDS = ("plain", "masked")
-GRAPH_FORMAT = 1
+GRAPH_FORMAT = 2
 """Counted up whenever what the graphs compute changes (the mask, the inputs), so that no older graph is reused."""
 
 

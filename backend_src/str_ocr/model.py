@@ -14,6 +14,9 @@ Lines of different widths can share a batch: zero-pad them on the right to the w
 line's real width as ``widths``. The network then zeroes every activation past a line's own columns,
 which is exactly what its convolutions' zero padding would have put there had the line run alone,
 so each line's logits are its logits alone (to float rounding).
+
+Before the ResNet, a line drawn light on dark is negated (``dark_text_on_light``): the network then
+reads every line dark on light, whichever way it was drawn or trained.
 """
 
 from __future__ import annotations
@@ -56,6 +59,23 @@ def _masked(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
 def column_mask(widths: torch.Tensor, columns: int, dtype: torch.dtype) -> torch.Tensor:
     """``[N, 1, 1, columns]``: 1 on each line's real columns (``widths[n]`` of them), 0 past them."""
     return (torch.arange(columns, device=widths.device) < widths[:, None]).to(dtype)[:, None, None, :]
+
+
+def dark_text_on_light(x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
+    """``x`` [N, 1, 32, W] with each line whose ground is darker than its ink negated, over its real columns.
+
+    Most of a line is ground, so its mean lies on the ground's side of the middle of its range:
+    below it, the ground is the dark side. Min, max and mean export to any ONNX runtime, a median does not.
+    """
+    if widths is None:
+        low, high, mean = x.amin(dim=(1, 2, 3)), x.amax(dim=(1, 2, 3)), x.mean(dim=(1, 2, 3))
+    else:
+        real = column_mask(widths, x.shape[-1], x.dtype) > 0
+        low = x.masked_fill(~real, torch.inf).amin(dim=(1, 2, 3))
+        high = x.masked_fill(~real, -torch.inf).amax(dim=(1, 2, 3))
+        mean = (x * real).sum(dim=(1, 2, 3)) / (widths.to(x.dtype) * x.shape[1] * x.shape[2])
+    light_on_dark = mean < (low + high) / 2
+    return torch.where(light_on_dark[:, None, None, None], -x, x)
 
 
 def _stage(in_channels: int, channels: int, blocks: int) -> nn.Sequential:
@@ -163,7 +183,7 @@ class STRModel(nn.Module):
 
     def forward(self, x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
         """``x`` [N, 1, 32, W] -> [N, W // 4 + 1, 37]; ``widths`` [N]: real widths of zero-padded lines."""
-        visual = self.FeatureExtraction(x, widths)  # [N, C, 1, T]
+        visual = self.FeatureExtraction(dark_text_on_light(x, widths), widths)  # [N, C, 1, T]
         # The published model pools the height with AdaptiveAvgPool2d((None, 1)); it is already 1.
         sequence = visual.mean(dim=2).permute(0, 2, 1)  # [N, T, C]
         return self.Prediction(sequence)

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from str_ocr import MIN_WIDTH, NUM_CLASSES, STRModel, output_length
+from str_ocr.model import dark_text_on_light
 
 REFERENCE = Path(__file__).parents[2] / "data" / "str_checkpoint_keys.tsv"
 
@@ -48,3 +49,34 @@ def test_small_model_is_a_scaled_tutorial_model():
     large = sum(p.numel() for p in STRModel(output_channels=512).parameters())
     assert 600_000 < small < 800_000
     assert 40_000_000 < large < 50_000_000
+
+
+def low_contrast_line(width: int = 60) -> torch.Tensor:
+    """Dark ink (0.5) on a light ground (0.9), a tenth of the pixels ink."""
+    line = torch.full((1, 1, 32, width), 0.9)
+    line[..., 10:14, ::2] = 0.5
+    line[..., 20:22, :] = 0.5
+    return line
+
+
+def test_light_text_on_dark_is_negated_and_dark_on_light_kept():
+    line = low_contrast_line()
+    torch.testing.assert_close(dark_text_on_light(line), line)
+    torch.testing.assert_close(dark_text_on_light(-line), line)
+    both = torch.cat([line, -line])
+    torch.testing.assert_close(dark_text_on_light(both), torch.cat([line, line]))
+
+
+def test_padding_does_not_decide_the_polarity():
+    line = low_contrast_line(60)
+    padded = torch.nn.functional.pad(line, (0, 180))
+    assert dark_text_on_light(padded)[0, 0, 0, 0] < 0  # unmasked, the zero columns make the ground look dark
+    torch.testing.assert_close(dark_text_on_light(padded, torch.tensor([60])), padded)
+
+
+def test_a_line_and_its_negative_read_alike():
+    torch.manual_seed(0)
+    model = STRModel(output_channels=32).eval()
+    line = low_contrast_line(100)
+    with torch.inference_mode():
+        torch.testing.assert_close(model(-line), model(line))
