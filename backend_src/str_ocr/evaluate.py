@@ -30,6 +30,7 @@ import torch
 from .benchmark import time_engine
 from .checkpoint import load_model
 from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
+from .fonts import FONT_SETS, font_files
 from .metrics import Scores, look_alike_accuracy, score
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
@@ -116,6 +117,31 @@ def table(sets: dict[str, dict], seconds_per_line: dict[str, float] | None = Non
     return "\n".join(rows)
 
 
+FACE_SEED_OFFSET = 100
+FACES_SHOWN = 10
+
+
+def face_scores(group: str, seed: int, count: int, read: Callable[[list], list[Reading]]) -> list[dict]:
+    """Each face of ``group``'s font set read on its own: ``count`` variable-width lines, dark on light, worst
+    first. Which faces a set's mistakes come from, and whether only look-alikes explain them."""
+    font_set = "core" if group == "current" else group
+    rows = []
+    for i, (face, path) in enumerate(zip(FONT_SETS[font_set], font_files(font_set))):
+        synth = TextLineSynth(seed + FACE_SEED_OFFSET + i, [path], variety=Variety(light_on_dark=0.0))
+        samples = [synth.sample() for _ in range(count)]
+        texts, truths = [r.text for r in read([s.image for s in samples])], [s.text for s in samples]
+        _, scores = _scored(texts, truths)
+        rows.append({"face": Path(face.file).stem, "kind": face.kind, "package": face.package, **scores})
+    return sorted(rows, key=lambda row: (row["word_accuracy"], row["face"]))
+
+
+def print_faces(group: str, rows: list[dict]) -> None:
+    print(f"{group}: the {min(FACES_SHOWN, len(rows))} faces read worst of {len(rows)} "
+          f"(word accuracy; with look-alikes as one)")
+    for row in rows[:FACES_SHOWN]:
+        print(f"  {row['word_accuracy']:6.1%} {row['look_alike_word_accuracy']:6.1%}  {row['face']} ({row['kind']})")
+
+
 def peer_image(name: str, sample: Sample) -> np.ndarray:
     """What a peer reads of a line: the fixed sets' lines as drawn, the others as the project reads them."""
     return sample.source if "fixed" in name and sample.source is not None else sample.image
@@ -160,6 +186,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--peers", default="", type=peer_names,
                         help="comma-separated: rapidocr, easyocr (installed by make peers)")
     parser.add_argument("--examples", type=int, default=3, help="mistakes to show per set")
+    parser.add_argument("--by-face", type=int, default=0, metavar="N",
+                        help="also read N variable-width lines in each face of the --sets on its own")
     parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
     parser.add_argument("--json", type=Path, help="write the results here")
     return parser.parse_args(argv)
@@ -198,11 +226,13 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
             for name, samples in draw_group(group, args.seed, args.count, keep_source=bool(peers)).items()}
     if peers:  # the first reads pay for allocations, in the project's process as in the peers'
         recognizer.read([s.image for s in next(iter(sets.values()))[:16]])
+    def read(images: list) -> list[Reading]:
+        return read_served(args.url, images, args.model) if args.url else recognizer.read(images)
+
     reading_seconds = 0.0
     for name, samples in sets.items():
-        images = [s.image for s in samples]
         start = time.perf_counter()
-        readings = read_served(args.url, images, args.model) if args.url else recognizer.read(images)
+        readings = read([s.image for s in samples])
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
     seconds_per_line = None
@@ -211,6 +241,10 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         seconds_per_line = {"project": reading_seconds / lines, **score_peers(sets, peers, read_peer, results)}
         results["seconds_per_line"] = seconds_per_line
     print(table(results["sets"], seconds_per_line))
+    if args.by_face:
+        results["faces"] = {group: face_scores(group, args.seed, args.by_face, read) for group in args.sets}
+        for group, rows in results["faces"].items():
+            print_faces(group, rows)
     if args.speed:
         parameters = sum(p.numel() for p in model.parameters())
         speed = {f"batch_{b}": time_engine(engine, b).images_per_second for b in (1, 8)}
