@@ -25,16 +25,21 @@ in lines drawn as earlier runs drew them (``--earlier-fonts``), so that they kee
         --basic-layout 0.1 --fixed-fraction 0.5 --batch-size 48 --lr 3e-4 --steps 1000000 --time-budget 110 \\
         --seed 25 --val-every 500 --held-out-size 512 --checkpoint-minutes 4 --run-dir runs/round1
 
-and the third, ``training_rounds/round2``, from it with half of its lines in the current faces:
+and the third and fourth, ``training_rounds/round2`` and ``round3``, from it with half and 40 % of their lines in
+the current faces:
 
     train.py --init runs/round1/model.pth --output-channels 64 --fonts extended --earlier-fonts core \\
         --earlier-share 0.5 --crops 0.3 --light-on-dark 0.3 --stretch 0.15 --heavy 0.1 --basic-layout 0.1 \\
         --fixed-fraction 0.6 --batch-size 48 --lr 1.5e-4 --steps 1000000 --time-budget 85 --seed 26 \\
         --val-every 500 --held-out-size 512 --checkpoint-minutes 4 --run-dir runs/round2
+    train.py --init runs/round2/model.pth ... --earlier-share 0.4 ... --fixed-fraction 0.45 --lr 1e-4 \\
+        --time-budget 50 --seed 27 --run-dir runs/round3                  # other flags as round 2
 
-Alone, round 1 reads the extended and held-out faces better and the current faces worse; the blend keeps both:
+Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
+        --output shipped-1.pth
+    blend_weights.py shipped-1.pth training_rounds/round3/str_64ch.pth --share 0.3 \\
         --output model_repository/text_recognition/1/str_64ch.pth
 
 Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoint-minutes`` and at each
