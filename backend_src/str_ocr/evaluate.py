@@ -80,10 +80,14 @@ def _scored(texts: list[str], truths: list[str]) -> tuple[Scores, dict]:
     return scores, {**_as_dict(scores), "look_alike_word_accuracy": look_alike_accuracy(texts, truths)}
 
 
+def _with_look_alikes(scores: Scores, scores_dict: dict) -> str:
+    return f"{scores}; {scores_dict['look_alike_word_accuracy']:.2%} with 0/o and 1/i/l taken as one"
+
+
 def report(name: str, samples: list[Sample], readings: list[Reading], examples: int) -> dict:
     texts, truths = [r.text for r in readings], [s.text for s in samples]
     overall, overall_dict = _scored(texts, truths)
-    print(f"{name}: {overall}; {overall_dict['look_alike_word_accuracy']:.2%} with 0/o and 1/i/l taken as one")
+    print(f"{name}: {_with_look_alikes(overall, overall_dict)}")
     by_length = {}
     for low, high in LENGTH_BUCKETS:
         picked = [i for i, t in enumerate(truths) if low <= len(t) <= high]
@@ -159,7 +163,7 @@ def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: 
         for name, samples in sets.items():
             scores, scores_dict = _scored(texts[start:start + len(samples)], [s.text for s in samples])
             results["sets"][name].setdefault("peers", {})[peer] = scores_dict
-            print(f"{name}, {peer}: {scores}; {scores_dict['look_alike_word_accuracy']:.2%} with look-alikes as one")
+            print(f"{name}, {peer}: {_with_look_alikes(scores, scores_dict)}")
             start += len(samples)
     return seconds
 
@@ -226,6 +230,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
             for name, samples in draw_group(group, args.seed, args.count, keep_source=bool(peers)).items()}
     if peers:  # the first reads pay for allocations, in the project's process as in the peers'
         recognizer.read([s.image for s in next(iter(sets.values()))[:16]])
+
     def read(images: list) -> list[Reading]:
         return read_served(args.url, images, args.model) if args.url else recognizer.read(images)
 

@@ -29,9 +29,13 @@ class Scores:
         return f"{self.lines} lines: word accuracy {self.word_accuracy:.2%}, CER {self.cer:.2%}"
 
 
-def score(readings: Sequence[str], truths: Sequence[str]) -> Scores:
+def _check_paired(readings: Sequence[str], truths: Sequence[str]) -> None:
     if len(readings) != len(truths):
         raise ValueError(f"{len(readings)} readings for {len(truths)} truths")
+
+
+def score(readings: Sequence[str], truths: Sequence[str]) -> Scores:
+    _check_paired(readings, truths)
     exact = sum(r == t for r, t in zip(readings, truths))
     errors = sum(edit_distance(r, t) for r, t in zip(readings, truths))
     characters = sum(len(t) for t in truths)
@@ -45,7 +49,6 @@ In a code of random characters nothing else tells them apart, so no reader can a
 
 def look_alike_accuracy(readings: Sequence[str], truths: Sequence[str]) -> float:
     """Word accuracy when ``LOOK_ALIKES`` count as one character: how many mistakes only they explain."""
-    if len(readings) != len(truths):
-        raise ValueError(f"{len(readings)} readings for {len(truths)} truths")
+    _check_paired(readings, truths)
     same = sum(r.translate(LOOK_ALIKES) == t.translate(LOOK_ALIKES) for r, t in zip(readings, truths))
     return same / max(1, len(truths))
