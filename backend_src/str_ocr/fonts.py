@@ -178,6 +178,16 @@ def font_files(name: str = "training") -> list[Path]:
     return [face.path for face in faces]
 
 
+def by_kind(paths: Iterable[Path]) -> list[list[Path]]:
+    """``paths`` grouped by their declared kind, in order of first appearance; a file no set declares
+    is a kind of its own."""
+    kinds = {face.path: face.kind for faces in FONT_SETS.values() for face in faces}
+    groups: dict[str, list[Path]] = {}
+    for path in paths:
+        groups.setdefault(kinds.get(path, str(path)), []).append(path)
+    return list(groups.values())
+
+
 def main(argv: list[str]) -> int:
     """``missing-packages [SET ...]``: the packages of the sets' faces not installed, one a line."""
     sets = argv[1:] or list(SETUP_SETS)

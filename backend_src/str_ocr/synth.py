@@ -27,7 +27,7 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from . import crop_effects
 from .detection import reading_order
-from .fonts import font_files
+from .fonts import by_kind, font_files
 from .preprocess import TUTORIAL_WIDTH, resize_line
 from .text import ALPHABET
 
@@ -56,6 +56,10 @@ class Variety:
     crops: float = 0.0
     """Lines drawn as a detector's crops of them (``crop_effects``): uneven margins, neighbours cut in, coloured
     and photographed grounds, shadows, perspective, curvature, motion blur, small text enlarged, spaced letters."""
+    balanced_kinds: float = 0.0
+    """Lines whose face is drawn kind first, every kind of the set (``str_ocr.fonts.Face.kind``) as often as
+    another, so that kinds of few faces (old-style serif, geometric sans) are not drowned by the many serif and
+    sans faces; the other lines draw any face of the set equally often."""
 
 
 @lru_cache(maxsize=1024)
@@ -84,6 +88,7 @@ class TextLineSynth:
         self.rng = random.Random(seed)
         self.noise = np.random.default_rng(seed)
         self.fonts = font_files(fonts) if isinstance(fonts, str) else list(fonts)
+        self.kinds = by_kind(self.fonts)
         self.max_width = max_width
         self.variety = variety
 
@@ -126,7 +131,8 @@ class TextLineSynth:
     def _draw(self, shown: str) -> Image.Image:
         rng = self.rng
         size = rng.randint(28, 56)
-        path = rng.choice(self.fonts)
+        kind_first = self._chance(self.variety.balanced_kinds)
+        path = rng.choice(rng.choice(self.kinds)) if kind_first else rng.choice(self.fonts)
         font = _font(path, size, self._chance(self.variety.basic_layout))
         background, ink = self._colours()
         stroke = 1 if self._chance(self.variety.heavy) else 0

@@ -216,7 +216,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     default = Variety()
     shares = {"light_on_dark": "light text on a dark ground", "stretch": "stretched or squeezed lines",
               "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping",
-              "crops": "lines drawn as a detector's crops (str_ocr.crop_effects)"}
+              "crops": "lines drawn as a detector's crops (str_ocr.crop_effects)",
+              "balanced_kinds": "lines whose face is drawn kind first, every kind equally often"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if args.earlier_share > 0:
         font_files(args.earlier_fonts)
     variety = Variety(light_on_dark=args.light_on_dark, stretch=args.stretch, heavy=args.heavy,
-                      basic_layout=args.basic_layout, crops=args.crops)
+                      basic_layout=args.basic_layout, crops=args.crops, balanced_kinds=args.balanced_kinds)
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)

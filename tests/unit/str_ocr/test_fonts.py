@@ -46,6 +46,16 @@ def test_the_sets_are_varied():
         assert all(style in stems for style in ("Bold", "Italic", "Light"))
 
 
+def test_faces_are_grouped_by_their_declared_kind():
+    paths = [face.path for face in fonts.TRAINING]
+    undeclared = fonts.FONT_ROOT / "undeclared.ttf"
+    groups = fonts.by_kind([*paths, undeclared])
+    assert sorted(path for group in groups for path in group) == sorted([*paths, undeclared])
+    assert len(groups) == len({face.kind for face in fonts.TRAINING}) + 1 and groups[-1] == [undeclared]
+    kind = {face.path: face.kind for face in fonts.TRAINING}
+    assert all(len({kind[path] for path in group}) == 1 for group in groups[:-1])
+
+
 @pytest.mark.parametrize("name", list(fonts.FONT_SETS))
 def test_every_declared_face_is_installed(name):
     assert [path.is_file() for path in fonts.font_files(name)] == [True] * len(fonts.FONT_SETS[name])

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from str_ocr import ALPHABET, INPUT_HEIGHT
+from str_ocr import fonts, synth as synth_module
 from str_ocr.fonts import font_files
 from str_ocr.metrics import edit_distance, score
 from str_ocr.preprocess import TUTORIAL_WIDTH
@@ -46,6 +47,21 @@ def test_each_variation_changes_the_lines(variety):
     plain, varied = TextLineSynth(4), TextLineSynth(4, variety=variety)
     pairs = [(plain.sample(), varied.sample()) for _ in range(10)]
     assert any(a.image.shape != b.image.shape or (a.image != b.image).any() for a, b in pairs)
+
+
+def test_balanced_kinds_draw_the_kinds_of_few_faces_as_often_as_the_others(monkeypatch):
+    drawn = []
+    font = synth_module._font
+    monkeypatch.setattr(synth_module, "_font", lambda path, *rest: drawn.append(path) or font(path, *rest))
+    small_kinds = {face.path for face in fonts.TRAINING if face.kind in ("square sans", "grotesque sans")}
+    shares = []
+    for balance in (0.0, 1.0):
+        drawn.clear()
+        synth = TextLineSynth(3, variety=Variety(balanced_kinds=balance))
+        for _ in range(300):
+            synth.sample()
+        shares.append(sum(path in small_kinds for path in drawn) / len(drawn))
+    assert shares[0] < 0.15 and shares[1] > 0.15  # 8 of 105 faces; 2 of 9 kinds
 
 
 def test_crops_are_grey_lines_32_high_in_both_widths():
