@@ -60,6 +60,9 @@ class Variety:
     """Lines whose face is drawn kind first, every kind of the set (``str_ocr.fonts.Face.kind``) as often as
     another, so that kinds of few faces (old-style serif, geometric sans) are not drowned by the many serif and
     sans faces; the other lines draw any face of the set equally often."""
+    old_style_figures: float = 0.0
+    """Lines (not crops) drawn with their face's old-style figures (OpenType ``onum``) where it has them: digits that
+    rise and descend like letters, 0 round as o and 1 small as i, as some faces draw digits by default."""
 
 
 @lru_cache(maxsize=1024)
@@ -140,12 +143,14 @@ class TextLineSynth:
             crop, edge = crop_effects.draw_crop(shown, font, stroke, self.random_text(), _photo(rng.choice(PHOTOS)),
                                                 rng, self.noise)
             return self._distort(self._stretched(crop), edge)
-        left, top, right, bottom = font.getbbox(shown, stroke_width=stroke)
+        old_style = self._chance(self.variety.old_style_figures) and font.layout_engine == ImageFont.Layout.RAQM
+        features = ["onum"] if old_style else None  # only Raqm applies OpenType features
+        left, top, right, bottom = font.getbbox(shown, stroke_width=stroke, features=features)
         margin_x = [int(rng.uniform(0.0, 0.5) * size) for _ in range(2)]
         margin_y = [int(rng.uniform(0.0, 0.3) * size) for _ in range(2)]
         canvas = Image.new("L", (right - left + sum(margin_x), bottom - top + sum(margin_y)), background)
         ImageDraw.Draw(canvas).text((margin_x[0] - left, margin_y[0] - top), shown, font=font, fill=ink,
-                                    stroke_width=stroke, stroke_fill=ink)
+                                    stroke_width=stroke, stroke_fill=ink, features=features)
         return self._distort(self._stretched(canvas), background)
 
     def _stretched(self, image: Image.Image) -> Image.Image:

@@ -35,6 +35,12 @@ the current faces:
     train.py --init runs/round2/model.pth ... --earlier-share 0.4 ... --fixed-fraction 0.45 --lr 1e-4 \\
         --time-budget 50 --seed 27 --run-dir runs/round3                  # other flags as round 2
 
+and the fifth, ``training_rounds/round4``, from the shipped weights with half of the other lines' faces drawn kind
+first, every kind as often as another (other flags as round 2):
+
+    train.py --init model_repository/text_recognition/1/str_64ch.pth ... --earlier-share 0.5 ... \\
+        --balanced-kinds 0.5 --fixed-fraction 0.55 --lr 1e-4 --time-budget 75 --seed 28 --run-dir runs/round4
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
@@ -217,7 +223,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     shares = {"light_on_dark": "light text on a dark ground", "stretch": "stretched or squeezed lines",
               "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping",
               "crops": "lines drawn as a detector's crops (str_ocr.crop_effects)",
-              "balanced_kinds": "lines whose face is drawn kind first, every kind equally often"}
+              "balanced_kinds": "lines whose face is drawn kind first, every kind equally often",
+              "old_style_figures": "lines drawn with old-style figures where the face has them"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")
@@ -289,7 +296,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if args.earlier_share > 0:
         font_files(args.earlier_fonts)
     variety = Variety(light_on_dark=args.light_on_dark, stretch=args.stretch, heavy=args.heavy,
-                      basic_layout=args.basic_layout, crops=args.crops, balanced_kinds=args.balanced_kinds)
+                      basic_layout=args.basic_layout, crops=args.crops, balanced_kinds=args.balanced_kinds,
+                      old_style_figures=args.old_style_figures)
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
