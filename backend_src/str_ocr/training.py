@@ -67,7 +67,7 @@ import random
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -295,9 +295,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
     if args.earlier_share > 0:
         font_files(args.earlier_fonts)
-    variety = Variety(light_on_dark=args.light_on_dark, stretch=args.stretch, heavy=args.heavy,
-                      basic_layout=args.basic_layout, crops=args.crops, balanced_kinds=args.balanced_kinds,
-                      old_style_figures=args.old_style_figures)
+    variety = Variety(**{field.name: getattr(args, field.name) for field in fields(Variety)})
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
