@@ -41,6 +41,16 @@ first, every kind as often as another (other flags as round 2):
     train.py --init model_repository/text_recognition/1/str_64ch.pth ... --earlier-share 0.5 ... \\
         --balanced-kinds 0.5 --fixed-fraction 0.55 --lr 1e-4 --time-budget 75 --seed 28 --run-dir runs/round4
 
+``training_rounds/round5`` from round 4 with old-style figures, cut off at step 3,341 and continued from the weights
+it had then (``git show 2e290cf:training_rounds/round5-partial/str_64ch.pth``), and
+``round6`` from round 5 (two compute threads; ``training_rounds/README.md`` says how each reads):
+
+    train.py --init training_rounds/round4/str_64ch.pth ... --earlier-share 0.5 --balanced-kinds 0.5 \\
+        --old-style-figures 0.5 --fixed-fraction 0.55 --lr 1e-4 --time-budget 60 --seed 29 --run-dir runs/round5
+    train.py --init round5-partial.pth ... --lr 3e-5 --time-budget 25 --seed 30 --run-dir runs/round5b
+    train.py --init runs/round5b/model.pth ... --earlier-share 0.6 --balanced-kinds 0.5 --old-style-figures 0.25 \\
+        --fixed-fraction 0.5 --lr 8e-5 --time-budget 45 --seed 32 --threads 2 --run-dir runs/round6
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
