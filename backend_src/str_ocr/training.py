@@ -48,8 +48,9 @@ it had then (``git show 2e290cf:training_rounds/round5-partial/str_64ch.pth``), 
     train.py --init training_rounds/round4/str_64ch.pth ... --earlier-share 0.5 --balanced-kinds 0.5 \\
         --old-style-figures 0.5 --fixed-fraction 0.55 --lr 1e-4 --time-budget 60 --seed 29 --run-dir runs/round5
     train.py --init round5-partial.pth ... --lr 3e-5 --time-budget 25 --seed 30 --run-dir runs/round5b
-    train.py --init runs/round5b/model.pth ... --earlier-share 0.6 --balanced-kinds 0.5 --old-style-figures 0.25 \\
-        --fixed-fraction 0.5 --lr 8e-5 --time-budget 45 --seed 32 --threads 2 --run-dir runs/round6
+    train.py --init training_rounds/round5/str_64ch.pth ... --earlier-share 0.6 --balanced-kinds 0.5 \\
+        --old-style-figures 0.25 --fixed-fraction 0.5 --lr 8e-5 --time-budget 45 --seed 32 --threads 2 \\
+        --run-dir runs/round6
 
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
