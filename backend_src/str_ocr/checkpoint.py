@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 
 import torch
+from torch import nn
 
 from .model import STRModel
 
@@ -96,3 +97,53 @@ def blend_weights(first: STRModel, second: STRModel, share: float) -> STRModel:
     first.load_state_dict({name: (1 - share) * value + share * theirs[name] if value.is_floating_point()
                            else theirs[name] for name, value in ours.items()})
     return first
+
+
+def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, seed: int = 0) -> STRModel:
+    """A recogniser ``output_channels`` wide that computes what ``model`` computes (Chen et al. 2016, "Net2Net").
+
+    Every layer widens by the same factor. Each new channel copies an old one of its layer; the layer after it
+    divides that old channel's weights among its copies, so sums are unchanged. Copies stay copies under training
+    unless something tells them apart: ``noise`` adds that share of each weight tensor's standard deviation, as
+    Gaussian noise, to the weights that make the channels.
+    """
+    old = model.output_channels
+    if output_channels % 16 or output_channels <= old:
+        raise ValueError(f"output_channels must be a multiple of 16 wider than {old}, got {output_channels}")
+    generator = torch.Generator().manual_seed(seed)
+    sources: dict[int, torch.Tensor] = {}
+
+    def source(channels: int) -> torch.Tensor:
+        """For each new channel of a layer ``channels`` wide, the old channel it copies."""
+        if channels not in sources:
+            extra = torch.randint(channels, (channels * output_channels // old - channels,), generator=generator)
+            sources[channels] = torch.cat([torch.arange(channels), extra])
+        return sources[channels]
+
+    def spread(weight: torch.Tensor, channels: int) -> torch.Tensor:
+        """``weight`` read from a layer ``channels`` wide along dimension 1, read from its widened copy."""
+        copies = torch.bincount(source(channels), minlength=channels).to(weight.dtype)
+        shape = (1, -1) + (1,) * (weight.ndim - 2)
+        return (weight / copies.view(shape))[:, source(channels)]
+
+    def made(weight: torch.Tensor) -> torch.Tensor:
+        return weight + noise * weight.std() * torch.randn(weight.shape, generator=generator) if noise else weight
+
+    wide = STRModel(output_channels=output_channels)
+    state = {}
+    for name, module in model.named_modules():
+        prefix = f"{name}." if name else ""
+        if isinstance(module, nn.Conv2d):
+            weight = module.weight.detach()
+            if module.in_channels != wide.get_submodule(name).in_channels:
+                weight = spread(weight, module.in_channels)
+            state[prefix + "weight"] = made(weight[source(module.out_channels)])
+        elif isinstance(module, nn.BatchNorm2d):
+            for key in ("weight", "bias", "running_mean", "running_var"):
+                state[prefix + key] = getattr(module, key).detach()[source(module.num_features)]
+            state[prefix + "num_batches_tracked"] = module.num_batches_tracked.detach().clone()
+        elif isinstance(module, nn.Linear):
+            state[prefix + "weight"] = spread(module.weight.detach(), module.in_features)
+            state[prefix + "bias"] = module.bias.detach().clone()
+    wide.load_state_dict(state)
+    return wide.train(model.training)

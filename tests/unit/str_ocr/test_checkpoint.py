@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from str_ocr import CheckpointMismatchError, STRModel, load_model, save_checkpoint
-from str_ocr.checkpoint import blend_weights
+from str_ocr.checkpoint import blend_weights, widen_weights
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +93,31 @@ def test_a_blend_lies_between_its_two_weights_and_keeps_the_second_counters():
         blend_weights(first, second, 1.5)
     with pytest.raises(CheckpointMismatchError, match="output_channels=32"):
         blend_weights(first, STRModel(output_channels=32), 0.5)
+
+
+@pytest.mark.parametrize("output_channels", [48, 64])
+def test_a_widened_recogniser_reads_as_the_narrow_one_on_lines_of_several_widths(seeded_model, output_channels):
+    wide = widen_weights(seeded_model, output_channels)
+    assert wide.output_channels == output_channels and not wide.training
+    torch.manual_seed(3)
+    x, widths = torch.randn(3, 1, 32, 120), torch.tensor([120, 77, 40])
+    with torch.no_grad():
+        torch.testing.assert_close(wide(x, widths), seeded_model(x, widths), atol=1e-4, rtol=1e-4)
+
+
+def test_noise_tells_the_copied_channels_apart_and_keeps_the_readings_close(seeded_model):
+    exact, noisy = widen_weights(seeded_model, 64), widen_weights(seeded_model, 64, noise=0.01)
+    conv, exact_conv = noisy.FeatureExtraction.ConvNet.conv0_2.weight, exact.FeatureExtraction.ConvNet.conv0_2.weight
+    copies = [(new, old) for new in range(4, 8) for old in range(4) if torch.equal(exact_conv[new], exact_conv[old])]
+    assert len(copies) == 4, "without noise, each new channel copies an old one"
+    for new, old in copies:
+        assert not torch.equal(conv[new], conv[old]), f"channel {new} is still channel {old}"
+    x = torch.randn(2, 1, 32, 100)
+    with torch.no_grad():
+        assert (noisy(x).argmax(-1) == seeded_model(x).argmax(-1)).float().mean() > 0.9
+
+
+def test_widening_asks_for_a_wider_multiple_of_16(seeded_model):
+    for output_channels in (32, 16, 40):
+        with pytest.raises(ValueError, match="multiple of 16 wider than 32"):
+            widen_weights(seeded_model, output_channels)
