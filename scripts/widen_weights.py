@@ -11,23 +11,27 @@ import argparse
 import sys
 from pathlib import Path
 
-from str_ocr.checkpoint import load_model, save_checkpoint, widen_weights
+from str_ocr.checkpoint import CheckpointMismatchError, checkpoint_width, load_model, save_checkpoint, widen_weights
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkpoint", type=Path)
-    parser.add_argument("--input-channels", type=int, default=64, help="width of the checkpoint's recogniser")
+    parser.add_argument("checkpoint", type=Path, help="weights of any width (read from the file)")
     parser.add_argument("--output-channels", type=int, required=True, help="width of the new one (a multiple of 16)")
     parser.add_argument("--noise", type=float, default=0.01,
                         help="Gaussian noise on the new weights, as a share of each tensor's standard deviation, "
-                             "so that copied channels can learn apart (0: exactly the same readings)")
-    parser.add_argument("--seed", type=int, default=0)
+                             "so that copied channels can learn apart; 0 reads exactly as the checkpoint does "
+                             "(default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="picks which channels the new ones copy, and the noise")
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
-    model = load_model(args.checkpoint, args.input_channels)
-    save_checkpoint(widen_weights(model, args.output_channels, args.noise, args.seed), args.output)
-    print(f"widen_weights: {args.checkpoint} ({args.input_channels} channels) -> {args.output} "
+    try:
+        width = checkpoint_width(args.checkpoint)
+        wide = widen_weights(load_model(args.checkpoint, width), args.output_channels, args.noise, args.seed)
+    except (CheckpointMismatchError, ValueError) as error:
+        parser.error(str(error))
+    save_checkpoint(wide, args.output)
+    print(f"widen_weights: {args.checkpoint} ({width} channels) -> {args.output} "
           f"({args.output_channels} channels, noise {args.noise:g})")
     return 0
 

@@ -78,6 +78,14 @@ def load_model(
     return model.to(device).eval()
 
 
+def checkpoint_width(checkpoint: str | os.PathLike[str]) -> int:
+    """The ``output_channels`` of the recogniser whose weights ``checkpoint`` holds (its prediction layer's input)."""
+    weight = _read_state(checkpoint).get(_PREDICTION_WEIGHT)
+    if weight is None or weight.ndim != 2:
+        raise CheckpointMismatchError(f"{os.fspath(checkpoint)} has no {_PREDICTION_WEIGHT} [classes, channels]")
+    return weight.shape[1]
+
+
 def save_checkpoint(model: STRModel, path: str | os.PathLike[str]) -> None:
     """Write ``model``'s weights as a plain state_dict (no ``module.`` prefix), the format ``load_model`` reads."""
     state = {key: value.detach().cpu() for key, value in model.state_dict().items()}
@@ -99,51 +107,50 @@ def blend_weights(first: STRModel, second: STRModel, share: float) -> STRModel:
     return first
 
 
+def _copied_channels(channels: int, wide_channels: int, generator: torch.Generator) -> torch.Tensor:
+    """For each of ``wide_channels``, the one of ``channels`` it copies: each old channel, then random ones."""
+    extra = torch.randint(channels, (wide_channels - channels,), generator=generator)
+    return torch.cat([torch.arange(channels), extra])
+
+
+def _shared_among_copies(weight: torch.Tensor, copied: torch.Tensor) -> torch.Tensor:
+    """``weight`` reading its dimension 1 from the channels ``copied`` copies: each channel's share divided."""
+    copies = torch.bincount(copied, minlength=weight.shape[1]).to(weight.dtype)
+    return (weight / copies.view((1, -1) + (1,) * (weight.ndim - 2)))[:, copied]
+
+
 def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, seed: int = 0) -> STRModel:
     """A recogniser ``output_channels`` wide that computes what ``model`` computes (Chen et al. 2016, "Net2Net").
 
     Every layer widens by the same factor. Each new channel copies an old one of its layer; the layer after it
     divides that old channel's weights among its copies, so sums are unchanged. Copies stay copies under training
     unless something tells them apart: ``noise`` adds that share of each weight tensor's standard deviation, as
-    Gaussian noise, to the weights that make the channels.
+    Gaussian noise, to the convolutions' weights. The copies do not depend on ``noise``.
     """
     old = model.output_channels
     if output_channels % 16 or output_channels <= old:
         raise ValueError(f"output_channels must be a multiple of 16 wider than {old}, got {output_channels}")
-    generator = torch.Generator().manual_seed(seed)
-    sources: dict[int, torch.Tensor] = {}
-
-    def source(channels: int) -> torch.Tensor:
-        """For each new channel of a layer ``channels`` wide, the old channel it copies."""
-        if channels not in sources:
-            extra = torch.randint(channels, (channels * output_channels // old - channels,), generator=generator)
-            sources[channels] = torch.cat([torch.arange(channels), extra])
-        return sources[channels]
-
-    def spread(weight: torch.Tensor, channels: int) -> torch.Tensor:
-        """``weight`` read from a layer ``channels`` wide along dimension 1, read from its widened copy."""
-        copies = torch.bincount(source(channels), minlength=channels).to(weight.dtype)
-        shape = (1, -1) + (1,) * (weight.ndim - 2)
-        return (weight / copies.view(shape))[:, source(channels)]
-
-    def made(weight: torch.Tensor) -> torch.Tensor:
-        return weight + noise * weight.std() * torch.randn(weight.shape, generator=generator) if noise else weight
-
+    choices, noises = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)
+    # One choice of copies per width: a residual connection adds layers of one width channel by channel, so both
+    # must copy alike, and in this network layers of equal width are exactly those that meet.
+    copied = {channels: _copied_channels(channels, channels * output_channels // old, choices)
+              for channels in sorted({m.out_channels for m in model.modules() if isinstance(m, nn.Conv2d)})}
     wide = STRModel(output_channels=output_channels)
     state = {}
     for name, module in model.named_modules():
         prefix = f"{name}." if name else ""
         if isinstance(module, nn.Conv2d):
             weight = module.weight.detach()
-            if module.in_channels != wide.get_submodule(name).in_channels:
-                weight = spread(weight, module.in_channels)
-            state[prefix + "weight"] = made(weight[source(module.out_channels)])
+            if module.in_channels != wide.get_submodule(name).in_channels:  # not the grey image's one channel
+                weight = _shared_among_copies(weight, copied[module.in_channels])
+            weight = weight[copied[module.out_channels]]
+            state[prefix + "weight"] = weight + noise * weight.std() * torch.randn(weight.shape, generator=noises)
         elif isinstance(module, nn.BatchNorm2d):
             for key in ("weight", "bias", "running_mean", "running_var"):
-                state[prefix + key] = getattr(module, key).detach()[source(module.num_features)]
+                state[prefix + key] = getattr(module, key).detach()[copied[module.num_features]]
             state[prefix + "num_batches_tracked"] = module.num_batches_tracked.detach().clone()
         elif isinstance(module, nn.Linear):
-            state[prefix + "weight"] = spread(module.weight.detach(), module.in_features)
+            state[prefix + "weight"] = _shared_among_copies(module.weight.detach(), copied[module.in_features])
             state[prefix + "bias"] = module.bias.detach().clone()
     wide.load_state_dict(state)
     return wide.train(model.training)

@@ -1,6 +1,6 @@
 """Training the recogniser with CTC on synthetic text lines (``scripts/train.py`` is its command line).
 
-The shipped weights blend two (``scripts/blend_weights.py``). The first, ``training_rounds/base``, came from four runs
+The shipped weights blend four (``scripts/blend_weights.py``). The first, ``training_rounds/base``, came from four runs
 of scripts/train.py: on one H100 with 16 cores,
 
     train.py --output-channels 64 --steps 40000 --time-budget 7.2 --batch-size 256 --workers 15 \\
@@ -35,10 +35,10 @@ the current faces:
     train.py --init runs/round2/model.pth ... --earlier-share 0.4 ... --fixed-fraction 0.45 --lr 1e-4 \\
         --time-budget 50 --seed 27 --run-dir runs/round3                  # other flags as round 2
 
-and the fifth, ``training_rounds/round4``, from the shipped weights with half of the other lines' faces drawn kind
+and the fifth, ``training_rounds/round4``, from the weights shipped then (``shipped-2.pth`` below) with half of the other lines' faces drawn kind
 first, every kind as often as another (other flags as round 2):
 
-    train.py --init model_repository/text_recognition/1/str_64ch.pth ... --earlier-share 0.5 ... \\
+    train.py --init shipped-2.pth ... --earlier-share 0.5 ... \\
         --balanced-kinds 0.5 --fixed-fraction 0.55 --lr 1e-4 --time-budget 75 --seed 28 --run-dir runs/round4
 
 ``training_rounds/round5`` from round 4 with old-style figures, cut off at step 3,341 and continued from the weights
