@@ -52,6 +52,13 @@ it had then (``git show 2e290cf:training_rounds/round5-partial/str_64ch.pth``), 
         --old-style-figures 0.25 --fixed-fraction 0.5 --lr 8e-5 --time-budget 45 --seed 32 --threads 2 \\
         --run-dir runs/round6
 
+``training_rounds/round7-96ch`` widens the shipped weights to 96 channels and trains on (flags as round 5):
+
+    widen_weights.py model_repository/text_recognition/1/str_64ch.pth --output-channels 96 --noise 0.01 \\
+        --output runs/wide96/init.pth
+    train.py --init runs/wide96/init.pth --output-channels 96 ... --lr 2e-4 --time-budget 85 --seed 40 \\
+        --val-every 300 --threads 2 --run-dir runs/wide96
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
