@@ -29,6 +29,12 @@ def strip_data_parallel_prefix(state: StateDict) -> dict[str, torch.Tensor]:
     return {key.removeprefix(DATA_PARALLEL_PREFIX): value for key, value in state.items()}
 
 
+def _state_width(state: StateDict) -> int | None:
+    """The recogniser's width by its prediction layer's input, or None where the state has no such layer."""
+    weight = state.get(_PREDICTION_WEIGHT)
+    return weight.shape[1] if weight is not None and weight.ndim == 2 else None
+
+
 def _mismatch_report(model: STRModel, state: StateDict) -> str | None:
     expected = model.state_dict()
     missing = sorted(expected.keys() - state.keys())
@@ -44,9 +50,9 @@ def _mismatch_report(model: STRModel, state: StateDict) -> str | None:
     for title, keys in (("missing keys", missing), ("unexpected keys", unexpected), ("mis-shaped keys", misshaped)):
         if keys:
             lines.append(f"  {len(keys)} {title}: " + ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else ""))
-    width = state.get(_PREDICTION_WEIGHT)
-    if width is not None and width.ndim == 2 and width.shape[1] != model.output_channels:
-        lines.append(f"  its {_PREDICTION_WEIGHT} says output_channels={width.shape[1]}: pass that instead")
+    width = _state_width(state)
+    if width is not None and width != model.output_channels:
+        lines.append(f"  its {_PREDICTION_WEIGHT} says output_channels={width}: pass that instead")
     return "\n".join(lines)
 
 
@@ -80,10 +86,10 @@ def load_model(
 
 def checkpoint_width(checkpoint: str | os.PathLike[str]) -> int:
     """The ``output_channels`` of the recogniser whose weights ``checkpoint`` holds (its prediction layer's input)."""
-    weight = _read_state(checkpoint).get(_PREDICTION_WEIGHT)
-    if weight is None or weight.ndim != 2:
+    width = _state_width(_read_state(checkpoint))
+    if width is None:
         raise CheckpointMismatchError(f"{os.fspath(checkpoint)} has no {_PREDICTION_WEIGHT} [classes, channels]")
-    return weight.shape[1]
+    return width
 
 
 def save_checkpoint(model: STRModel, path: str | os.PathLike[str]) -> None:

@@ -35,8 +35,8 @@ the current faces:
     train.py --init runs/round2/model.pth ... --earlier-share 0.4 ... --fixed-fraction 0.45 --lr 1e-4 \\
         --time-budget 50 --seed 27 --run-dir runs/round3                  # other flags as round 2
 
-and the fifth, ``training_rounds/round4``, from the weights shipped then (``shipped-2.pth`` below) with half of the other lines' faces drawn kind
-first, every kind as often as another (other flags as round 2):
+and the fifth, ``training_rounds/round4``, from the weights shipped then (``shipped-2.pth`` below) with half of the
+other lines' faces drawn kind first, every kind as often as another (other flags as round 2):
 
     train.py --init shipped-2.pth ... --earlier-share 0.5 ... \\
         --balanced-kinds 0.5 --fixed-fraction 0.55 --lr 1e-4 --time-budget 75 --seed 28 --run-dir runs/round4
