@@ -74,7 +74,9 @@ bar with the loss, the validation word accuracy and the held-out faces' (``held_
 figures to ``figures.jsonl``, drawn in ``figures.png``; it runs on a GPU where there is one. Batches mix the
 tutorial's fixed 32x100 lines with variable-width lines zero-padded to the widest in their batch and masked
 past their own width, exactly as ragged batches are served. The learning rate follows a cosine
-over the run's progress: the larger of steps done and time used, when a time budget is set.
+over the run's progress: the larger of steps done and time used, when a time budget is set. With
+``--average-decay`` the run keeps a moving average of its weights, checkpointed with them, and validates and
+writes the average instead of the last step's weights.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm import tqdm
 
@@ -262,7 +265,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--run-dir", type=Path, default=Path("runs/str"))
     parser.add_argument("--output", type=Path, default=None, help="also write the final weights here (plain state_dict)")
     parser.add_argument("--init", type=Path, default=None, help="start from these weights (fine-tuning), not from scratch")
-    return parser.parse_args(argv)
+    parser.add_argument("--average-decay", type=float, default=0.0,
+                        help="keep a moving average of the weights, each step moving it 1 - this of the way to them "
+                             "(e.g. 0.999), and validate and write it as the run's weights; 0: none (default)")
+    args = parser.parse_args(argv)
+    if not 0 <= args.average_decay < 1:
+        parser.error(f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
+                     "thousand steps, 0 turns the average off")
+    return args
 
 
 def plot_figures(log_path: Path, picture: Path) -> None:
@@ -287,18 +297,33 @@ def plot_figures(log_path: Path, picture: Path) -> None:
 
 
 def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Optimizer,
-            device: torch.device) -> tuple[int, float]:
-    """The step and training seconds to go on from: ``--run-dir``'s checkpoint, else ``--init``'s weights."""
+            device: torch.device) -> tuple[int, float, dict | None]:
+    """The step, training seconds and averaged weights to go on from: ``--run-dir``'s checkpoint, else ``--init``'s
+    weights."""
     state_path = args.run_dir / "last.pt"
     if not state_path.exists():
         if args.init:
             model.load_state_dict(load_model(args.init, args.output_channels).state_dict())
-        return 0, 0.0
+        return 0, 0.0, None
     state = torch.load(state_path, map_location=device, weights_only=False)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     print(f"resuming {state_path} at step {state['step']}", file=sys.stderr)
-    return state["step"], state["elapsed"]
+    return state["step"], state["elapsed"], state.get("average")
+
+
+def weight_average(model: STRModel, decay: float, state: dict | None) -> AveragedModel | None:
+    """The exponential moving average of ``model``'s weights and batch-norm statistics, from ``state`` (a resumed
+    run's) or from the weights as they are now; None when ``decay`` is 0. One step's weights wander a point or more
+    of word accuracy around where training is heading (the rounds' figures.jsonl); their average wanders less."""
+    if decay == 0:
+        return None
+    average = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay), use_buffers=True)
+    if state is not None:
+        average.load_state_dict(state)
+    else:
+        average.update_parameters(model)  # the first update copies: the average starts at the initial weights
+    return average
 
 
 def _figures(model: STRModel, validation: list[Sample], held_out: list[Sample],
@@ -321,7 +346,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
     state_path, log_path = args.run_dir / "last.pt", args.run_dir / "figures.jsonl"
-    step, elapsed = _resume(args, model, optimizer, device)
+    step, elapsed, average_state = _resume(args, model, optimizer, device)
+    average = weight_average(model, args.average_decay, average_state)
+    result = average.module if average is not None else model  # what is validated and written
 
     cores = torch.get_num_threads() or 2
     workers = args.workers if args.workers is not None else max(1, cores - 1)
@@ -339,7 +366,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     def checkpoint() -> None:
         save_atomically({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                         "elapsed": elapsed, "args": vars(args)}, state_path)
+                         "elapsed": elapsed, "args": vars(args),
+                         "average": average.state_dict() if average is not None else None}, state_path)
 
     metrics: dict[str, str] = {}
     model.train()
@@ -360,13 +388,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         optimizer.step()
+        if average is not None:
+            average.update_parameters(model)
         step += 1
         losses.append(loss.item())
         bar.update(1)
         if step % 20 == 0:
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", lr=f"{optimizer.param_groups[0]['lr']:.1e}", **metrics)
         if step % args.val_every == 0:
-            figures = _figures(model, validation, held_out, device)
+            figures = _figures(result, validation, held_out, device)
             metrics = {name: f"{value:.3f}" for name, value in figures.items()}
             with log_path.open("a") as log:
                 log.write(json.dumps({"step": step, "minutes": elapsed / 60, "loss": float(np.mean(losses[-100:])),
@@ -377,11 +407,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             saved_at = time.monotonic()
     bar.close()
 
-    model.eval()
-    final = validate(model, validation, device)
+    result.eval()
+    final = validate(result, validation, device)
     checkpoint()
     for path in filter(None, [args.run_dir / "model.pth", args.output]):
-        save_checkpoint(model, path)
+        save_checkpoint(result, path)
     window = max(1, min(20, len(losses) // 4))  # CTC losses are noisy: compare means, not single steps
     summary = {"steps": step, "minutes": elapsed / 60,
                "first_loss": float(np.mean(losses[:window])) if losses else math.nan,

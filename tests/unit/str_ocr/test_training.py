@@ -4,6 +4,7 @@ import json
 import random
 
 import pytest
+import torch
 
 from str_ocr import training as train
 from str_ocr import Recognizer, load_model
@@ -37,6 +38,26 @@ def test_a_run_logs_held_out_figures_and_its_checkpoint_is_whole(tmp_path):
     assert all(0 <= f["held_out"] <= 1 and 0 <= f["val_acc"] <= 1 and f["loss"] > 0 for f in figures)
     assert (run / "last.pt").is_file() and not list(run.glob("*.partial"))
     assert (run / "figures.png").stat().st_size > 1000
+
+
+def test_a_run_with_averaged_weights_writes_the_average_and_resumes_it(tmp_path):
+    run, written = tmp_path / "run", tmp_path / "w.pth"
+    train.main([*TINY, "--steps", "3", "--average-decay", "0.9", "--run-dir", str(run)])
+    train.main([*TINY, "--steps", "6", "--average-decay", "0.9", "--run-dir", str(run), "--output", str(written)])
+    state = torch.load(run / "last.pt", weights_only=False)
+    assert int(state["average"]["n_averaged"]) == 7  # the initial weights, then six steps: the resumed run went on
+    average = {key.removeprefix("module."): value for key, value in state["average"].items() if key != "n_averaged"}
+    weights = torch.load(written)
+    assert weights.keys() == average.keys()
+    assert all(torch.equal(weights[key], average[key]) for key in weights)
+    assert not all(torch.equal(weights[key], state["model"][key]) for key in weights)
+
+
+@pytest.mark.parametrize("decay", ["1", "-0.1"])
+def test_an_average_decay_outside_zero_to_one_is_a_usage_error(decay, capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args(["--average-decay", decay])
+    assert "--average-decay must be in [0, 1)" in capsys.readouterr().err
 
 
 class Counting:
