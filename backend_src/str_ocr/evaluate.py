@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from .benchmark import time_engine
-from .checkpoint import load_model
+from .checkpoint import checkpoint_width, load_model
 from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
 from .metrics import Scores, look_alike_accuracy, score
@@ -179,7 +179,7 @@ def peer_names(text: str) -> list[str]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", type=Path, help="weights (default: what text_recognition's config.pbtxt serves)")
-    parser.add_argument("--output-channels", type=int, help="width of the recogniser (with --checkpoint)")
+    parser.add_argument("--output-channels", type=int, help="width of the recogniser (default: read from --checkpoint)")
     parser.add_argument("--sets", nargs="+", choices=GROUPS, default=list(GROUPS), help="default: all")
     parser.add_argument("--count", type=int, default=1000, help="lines per set (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         args.checkpoint, args.output_channels = shipped_weights()
     if args.url and read_served is None:
         raise SystemExit("evaluate: --url needs a client (scripts/evaluate.py has one)")
-    channels = args.output_channels or 512
+    channels = args.output_channels or checkpoint_width(args.checkpoint)
     model = load_model(args.checkpoint, channels)
     device = torch.device("cuda" if torch.cuda.is_available() and args.engine == "torch" else "cpu")
     where = (f"served by {args.url} ({args.model})" if args.url

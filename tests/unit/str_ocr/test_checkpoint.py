@@ -1,3 +1,7 @@
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -134,3 +138,21 @@ def test_a_checkpoint_says_its_width(tmp_path, seeded_model):
     torch.save({"conv.weight": torch.zeros(1)}, tmp_path / "headless.pth")
     with pytest.raises(CheckpointMismatchError, match="has no Prediction.weight"):
         checkpoint_width(tmp_path / "headless.pth")
+
+
+def run_blend_weights(*args):
+    script = Path(__file__).parents[3] / "scripts" / "blend_weights.py"
+    return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True)
+
+
+def test_blend_weights_reads_the_width_of_the_checkpoints_and_refuses_two_widths(tmp_path, seeded_model):
+    first, second, output = tmp_path / "first.pth", tmp_path / "second.pth", tmp_path / "blend.pth"
+    save_checkpoint(seeded_model, first)
+    save_checkpoint(STRModel(output_channels=32), second)
+    assert run_blend_weights(first, second, "--share", "0.25", "--output", output).returncode == 0
+    expected = blend_weights(load_model(first, 32), load_model(second, 32), 0.25).state_dict()
+    assert all(torch.equal(value, expected[key]) for key, value in torch.load(output).items())
+
+    save_checkpoint(STRModel(output_channels=48), second)
+    refused = run_blend_weights(first, second, "--share", "0.25", "--output", tmp_path / "none.pth")
+    assert refused.returncode == 2 and "is 32 channels wide" in refused.stderr and "48: blend weights" in refused.stderr

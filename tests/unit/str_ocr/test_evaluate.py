@@ -79,9 +79,10 @@ def test_peers_need_their_readers():
 def test_by_face_reads_every_face_of_the_set_worst_first(tmp_path, capsys):
     torch.manual_seed(0)
     save_checkpoint(STRModel(output_channels=16), tmp_path / "w.pth")
-    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--output-channels", "16", "--count", "1",
-                    "--sets", "held-out", "--by-face", "2"])
+    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--count", "1", "--sets", "held-out", "--by-face", "2"])
     rows = results["faces"]["held-out"]
     assert len(rows) == len(FONT_SETS["held-out"]) and all(row["lines"] == 2 for row in rows)
     assert [row["word_accuracy"] for row in rows] == sorted(row["word_accuracy"] for row in rows)
-    assert f"held-out: the 10 faces read worst of {len(rows)}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"held-out: the 10 faces read worst of {len(rows)}" in out
+    assert "(16 channels)" in out  # the width read from the checkpoint, none given
