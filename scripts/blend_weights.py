@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from str_ocr.checkpoint import CheckpointMismatchError, blend_weights, checkpoint_width, load_model, save_checkpoint
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("first", type=Path)
     parser.add_argument("second", type=Path)
     parser.add_argument("--share", type=float, required=True, help="of the second, in [0, 1]")
     parser.add_argument("--output", type=Path, required=True)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if not 0 <= args.share <= 1:
+        parser.error(f"--share is the second's part of the blend, in [0, 1]: got {args.share:g}")
     try:
         widths = [checkpoint_width(path) for path in (args.first, args.second)]
         if widths[0] != widths[1]:

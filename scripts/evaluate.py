@@ -4,7 +4,7 @@
     .venv/bin/python scripts/evaluate.py --sets held-out       # only the faces training never sees
     .venv/bin/python scripts/evaluate.py --sets held-out --by-face 100  # and which of them it reads worst
     .venv/bin/python scripts/evaluate.py --url 127.0.0.1:8001  # the same lines through the served model
-    .venv/bin/python scripts/evaluate.py --checkpoint PATH --speed # other weights, and their speed
+    .venv/bin/python scripts/evaluate.py --checkpoint PATH --speed  # other weights, and their speed
     .venv/bin/python scripts/evaluate.py --peers rapidocr,easyocr  # beside the peers' recognisers (make peers)
 
 The sets are described in ``str_ocr.evaluate``, which this command runs with the weights

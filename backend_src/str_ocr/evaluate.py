@@ -28,10 +28,11 @@ import numpy as np
 import torch
 
 from .benchmark import time_engine
-from .checkpoint import checkpoint_width, load_model
+from .checkpoint import CheckpointMismatchError, checkpoint_width, load_model
 from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
 from .metrics import Scores, look_alike_accuracy, score
+from .model import STRModel
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
 from .synth import MAX_CHARS, Sample, TextLineSynth, Variety
@@ -179,7 +180,6 @@ def peer_names(text: str) -> list[str]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", type=Path, help="weights (default: what text_recognition's config.pbtxt serves)")
-    parser.add_argument("--output-channels", type=int, help="width of the recogniser (default: read from --checkpoint)")
     parser.add_argument("--sets", nargs="+", choices=GROUPS, default=list(GROUPS), help="default: all")
     parser.add_argument("--count", type=int, default=1000, help="lines per set (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -197,6 +197,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _recogniser(checkpoint: Path | None,
+                shipped_weights: Callable[[], tuple[Path | None, int]] | None) -> tuple[Path | None, STRModel]:
+    """``checkpoint`` and its recogniser, as wide as the file says; without one, the weights ``shipped_weights()``
+    names."""
+    try:
+        if checkpoint is not None:
+            return checkpoint, load_model(checkpoint, checkpoint_width(checkpoint))
+        if shipped_weights is None:
+            raise SystemExit("evaluate: --checkpoint is needed (scripts/evaluate.py defaults to the shipped weights)")
+        checkpoint, channels = shipped_weights()
+        return checkpoint, load_model(checkpoint, channels)
+    except CheckpointMismatchError as error:
+        raise SystemExit(f"evaluate: {error}") from None
+
+
 def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[Path | None, int]] | None = None,
          read_served: ServedReader | None = None, read_peer: PeerReader | None = None) -> dict:
     """The evaluation; without ``--checkpoint``, of the weights ``shipped_weights()`` names; with ``--url``,
@@ -209,14 +224,10 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         raise SystemExit("evaluate: --peers compares in-process readers: leave out --url")
     if peers:
         torch.set_num_threads(1)
-    if args.checkpoint is None:
-        if shipped_weights is None:
-            raise SystemExit("evaluate: --checkpoint is needed (scripts/evaluate.py defaults to the shipped weights)")
-        args.checkpoint, args.output_channels = shipped_weights()
     if args.url and read_served is None:
         raise SystemExit("evaluate: --url needs a client (scripts/evaluate.py has one)")
-    channels = args.output_channels or checkpoint_width(args.checkpoint)
-    model = load_model(args.checkpoint, channels)
+    args.checkpoint, model = _recogniser(args.checkpoint, shipped_weights)
+    channels = model.output_channels
     device = torch.device("cuda" if torch.cuda.is_available() and args.engine == "torch" else "cpu")
     where = (f"served by {args.url} ({args.model})" if args.url
              else f"in-process on {device.type}, {args.engine} {args.precision}")

@@ -87,14 +87,14 @@ import math
 import random
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+from torch.optim.swa_utils import AveragedModel
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm import tqdm
 
@@ -267,7 +267,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--init", type=Path, default=None, help="start from these weights (fine-tuning), not from scratch")
     parser.add_argument("--average-decay", type=float, default=0.0,
                         help="keep a moving average of the weights, each step moving it 1 - this of the way to them "
-                             "(e.g. 0.999), and validate and write it as the run's weights; 0: none (default)")
+                             "(e.g. 0.999), and validate and write it as the run's weights; it starts at the initial "
+                             "weights, which keep decay**steps of it; 0: none (default)")
     args = parser.parse_args(argv)
     if not 0 <= args.average_decay < 1:
         parser.error(f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
@@ -296,8 +297,11 @@ def plot_figures(log_path: Path, picture: Path) -> None:
     plt.close(figure)
 
 
+Tensors = dict[str, torch.Tensor]
+
+
 def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Optimizer,
-            device: torch.device) -> tuple[int, float, dict | None]:
+            device: torch.device) -> tuple[int, float, Tensors | None]:
     """The step, training seconds and averaged weights to go on from: ``--run-dir``'s checkpoint, else ``--init``'s
     weights."""
     state_path = args.run_dir / "last.pt"
@@ -306,24 +310,54 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
             model.load_state_dict(load_model(args.init, args.output_channels).state_dict())
         return 0, 0.0, None
     state = torch.load(state_path, map_location=device, weights_only=False)
+    decay = state["args"].get("average_decay", 0.0)
+    if decay and decay != args.average_decay:  # going on without it would overwrite the average in last.pt
+        raise SystemExit(f"train: {state_path} averages its weights with --average-decay {decay}: resume with that, "
+                         "or start a new --run-dir")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     print(f"resuming {state_path} at step {state['step']}", file=sys.stderr)
+    if args.average_decay and not decay:
+        print(f"averaging the weights from step {state['step']} on", file=sys.stderr)
     return state["step"], state["elapsed"], state.get("average")
 
 
-def weight_average(model: STRModel, decay: float, state: dict | None) -> AveragedModel | None:
+def _moving_average(decay: float) -> Callable[[list[torch.Tensor], list[torch.Tensor], torch.Tensor], None]:
+    """AveragedModel's update: floats move ``1 - decay`` of the way to the model's; counters (batch norm's
+    num_batches_tracked) are copied, since an average rounded back to an integer would stay where it starts."""
+    def update(averaged: list[torch.Tensor], current: list[torch.Tensor], _count: torch.Tensor) -> None:
+        for average, value in zip(averaged, current):
+            if average.is_floating_point():
+                average.lerp_(value, 1 - decay)
+            else:
+                average.copy_(value)
+    return update
+
+
+def _weight_average(model: STRModel, decay: float, state: Tensors | None) -> AveragedModel | None:
     """The exponential moving average of ``model``'s weights and batch-norm statistics, from ``state`` (a resumed
-    run's) or from the weights as they are now; None when ``decay`` is 0. One step's weights wander a point or more
-    of word accuracy around where training is heading (the rounds' figures.jsonl); their average wanders less."""
+    run's) or from the weights as they are now; None when ``decay`` is 0."""
     if decay == 0:
         return None
-    average = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay), use_buffers=True)
+    average = AveragedModel(model, multi_avg_fn=_moving_average(decay), use_buffers=True)
     if state is not None:
         average.load_state_dict(state)
     else:
         average.update_parameters(model)  # the first update copies: the average starts at the initial weights
     return average
+
+
+def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedModel | None, batch: Batch,
+          device: torch.device) -> float:
+    """One optimiser step on ``batch``, the average following it; the batch's CTC loss."""
+    loss = ctc_loss(model, batch, device)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+    optimizer.step()
+    if average is not None:
+        average.update_parameters(model)
+    return loss.item()
 
 
 def _figures(model: STRModel, validation: list[Sample], held_out: list[Sample],
@@ -347,8 +381,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args.run_dir.mkdir(parents=True, exist_ok=True)
     state_path, log_path = args.run_dir / "last.pt", args.run_dir / "figures.jsonl"
     step, elapsed, average_state = _resume(args, model, optimizer, device)
-    average = weight_average(model, args.average_decay, average_state)
-    result = average.module if average is not None else model  # what is validated and written
+    average = _weight_average(model, args.average_decay, average_state)
+    kept = average.module if average is not None else model  # the weights validated and written
 
     cores = torch.get_num_threads() or 2
     workers = args.workers if args.workers is not None else max(1, cores - 1)
@@ -383,20 +417,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             break
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(args.lr, progress)
-        loss = ctc_loss(model, batch, device)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-        optimizer.step()
-        if average is not None:
-            average.update_parameters(model)
+        losses.append(_step(model, optimizer, average, batch, device))
         step += 1
-        losses.append(loss.item())
         bar.update(1)
         if step % 20 == 0:
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", lr=f"{optimizer.param_groups[0]['lr']:.1e}", **metrics)
         if step % args.val_every == 0:
-            figures = _figures(result, validation, held_out, device)
+            figures = _figures(kept, validation, held_out, device)
             metrics = {name: f"{value:.3f}" for name, value in figures.items()}
             with log_path.open("a") as log:
                 log.write(json.dumps({"step": step, "minutes": elapsed / 60, "loss": float(np.mean(losses[-100:])),
@@ -407,11 +434,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             saved_at = time.monotonic()
     bar.close()
 
-    result.eval()
-    final = validate(result, validation, device)
+    kept.eval()
+    final = validate(kept, validation, device)
     checkpoint()
     for path in filter(None, [args.run_dir / "model.pth", args.output]):
-        save_checkpoint(result, path)
+        save_checkpoint(kept, path)
     window = max(1, min(20, len(losses) // 4))  # CTC losses are noisy: compare means, not single steps
     summary = {"steps": step, "minutes": elapsed / 60,
                "first_loss": float(np.mean(losses[:window])) if losses else math.nan,

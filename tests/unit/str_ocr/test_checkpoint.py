@@ -1,5 +1,4 @@
-import subprocess
-import sys
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -140,19 +139,29 @@ def test_a_checkpoint_says_its_width(tmp_path, seeded_model):
         checkpoint_width(tmp_path / "headless.pth")
 
 
-def run_blend_weights(*args):
-    script = Path(__file__).parents[3] / "scripts" / "blend_weights.py"
-    return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True)
+def blend_weights_script():
+    path = Path(__file__).parents[3] / "scripts" / "blend_weights.py"
+    spec = importlib.util.spec_from_file_location("blend_weights_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
 
 
-def test_blend_weights_reads_the_width_of_the_checkpoints_and_refuses_two_widths(tmp_path, seeded_model):
+def test_blend_weights_reads_the_width_of_the_checkpoints_and_refuses_two_widths(tmp_path, seeded_model, capsys):
+    script = blend_weights_script()
     first, second, output = tmp_path / "first.pth", tmp_path / "second.pth", tmp_path / "blend.pth"
     save_checkpoint(seeded_model, first)
     save_checkpoint(STRModel(output_channels=32), second)
-    assert run_blend_weights(first, second, "--share", "0.25", "--output", output).returncode == 0
+    assert script([str(first), str(second), "--share", "0.25", "--output", str(output)]) == 0
     expected = blend_weights(load_model(first, 32), load_model(second, 32), 0.25).state_dict()
-    assert all(torch.equal(value, expected[key]) for key, value in torch.load(output).items())
+    blend = torch.load(output)
+    assert blend.keys() == expected.keys() and all(torch.equal(value, expected[key]) for key, value in blend.items())
 
     save_checkpoint(STRModel(output_channels=48), second)
-    refused = run_blend_weights(first, second, "--share", "0.25", "--output", tmp_path / "none.pth")
-    assert refused.returncode == 2 and "is 32 channels wide" in refused.stderr and "48: blend weights" in refused.stderr
+    with pytest.raises(SystemExit):
+        script([str(first), str(second), "--share", "0.25", "--output", str(tmp_path / "none.pth")])
+    assert "is 32 channels wide" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        script([str(first), str(first), "--share", "1.5", "--output", str(tmp_path / "none.pth")])
+    assert "--share is the second's part of the blend, in [0, 1]: got 1.5" in capsys.readouterr().err
+    assert not (tmp_path / "none.pth").exists()

@@ -35,7 +35,7 @@ def test_the_current_group_is_drawn_in_the_core_faces():
 def test_main_reports_every_set_and_ends_with_the_table(tmp_path, capsys):
     torch.manual_seed(0)
     save_checkpoint(STRModel(output_channels=16), tmp_path / "w.pth")
-    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--output-channels", "16", "--count", "3",
+    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--count", "3",
                     "--sets", "current", "held-out", "--json", str(tmp_path / "r.json")])
     assert len(results["sets"]) == 6 and (tmp_path / "r.json").is_file()
     assert all(0 <= r["word_accuracy"] <= r["look_alike_word_accuracy"] <= 1 and r["lines"] == 3
@@ -60,7 +60,7 @@ def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(tmp_pa
         seen.append(images)
         return [""] * len(images), 0.5
 
-    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--output-channels", "16", "--count", "4",
+    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--count", "4",
                     "--sets", "current", "--peers", "rapidocr"], read_peer=reads_nothing)
     (images,) = seen
     assert len(images) == 8 and not any(image.shape == (32, 100) for image in images[:4])
@@ -86,3 +86,9 @@ def test_by_face_reads_every_face_of_the_set_worst_first(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"held-out: the 10 faces read worst of {len(rows)}" in out
     assert "(16 channels)" in out  # the width read from the checkpoint, none given
+
+
+def test_a_file_that_is_no_recogniser_is_a_usage_error(tmp_path):
+    torch.save({"weight": torch.zeros(2)}, tmp_path / "other.pth")
+    with pytest.raises(SystemExit, match=r"evaluate: .*other.pth has no Prediction.weight"):
+        main(["--checkpoint", str(tmp_path / "other.pth"), "--count", "1", "--sets", "current"])

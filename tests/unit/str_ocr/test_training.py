@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from str_ocr import training as train
-from str_ocr import Recognizer, load_model
+from str_ocr import Recognizer, STRModel, load_model, save_checkpoint
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import TextLineSynth
 from str_ocr_triton.config import served_weights
@@ -40,17 +40,39 @@ def test_a_run_logs_held_out_figures_and_its_checkpoint_is_whole(tmp_path):
     assert (run / "figures.png").stat().st_size > 1000
 
 
-def test_a_run_with_averaged_weights_writes_the_average_and_resumes_it(tmp_path):
+def test_a_run_with_averaged_weights_validates_and_writes_the_average_and_resumes_it(tmp_path):
     run, written = tmp_path / "run", tmp_path / "w.pth"
-    train.main([*TINY, "--steps", "3", "--average-decay", "0.9", "--run-dir", str(run)])
-    train.main([*TINY, "--steps", "6", "--average-decay", "0.9", "--run-dir", str(run), "--output", str(written)])
+    averaged = [*TINY, "--average-decay", "0.9", "--val-every", "3", "--held-out-size", "2", "--run-dir", str(run)]
+    train.main([*averaged, "--steps", "3"])
+    train.main([*averaged, "--steps", "6", "--output", str(written)])
     state = torch.load(run / "last.pt", weights_only=False)
     assert int(state["average"]["n_averaged"]) == 7  # the initial weights, then six steps: the resumed run went on
+    assert [json.loads(line)["step"] for line in (run / "figures.jsonl").read_text().splitlines()] == [3, 6]
     average = {key.removeprefix("module."): value for key, value in state["average"].items() if key != "n_averaged"}
     weights = torch.load(written)
     assert weights.keys() == average.keys()
     assert all(torch.equal(weights[key], average[key]) for key in weights)
-    assert not all(torch.equal(weights[key], state["model"][key]) for key in weights)
+    floats = [key for key, value in weights.items() if value.is_floating_point()]
+    assert not all(torch.equal(weights[key], state["model"][key]) for key in floats)
+
+
+def test_each_step_moves_the_average_one_minus_the_decay_of_the_way_and_copies_counters(tmp_path):
+    torch.manual_seed(3)
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "init.pth")
+    train.main([*TINY, "--init", str(tmp_path / "init.pth"), "--steps", "1", "--average-decay", "0.9",
+                "--run-dir", str(tmp_path / "run"), "--output", str(tmp_path / "w.pth")])
+    start = torch.load(tmp_path / "init.pth")
+    stepped = torch.load(tmp_path / "run" / "last.pt", weights_only=False)["model"]
+    for key, value in torch.load(tmp_path / "w.pth").items():
+        expected = 0.9 * start[key] + 0.1 * stepped[key] if value.is_floating_point() else stepped[key]
+        assert torch.allclose(value, expected, atol=1e-6), key
+
+
+def test_a_run_that_averages_resumes_only_with_its_decay(tmp_path):
+    run = str(tmp_path / "run")
+    train.main([*TINY, "--steps", "2", "--average-decay", "0.9", "--run-dir", run])
+    with pytest.raises(SystemExit, match="--average-decay 0.9: resume with that"):
+        train.main([*TINY, "--steps", "4", "--run-dir", run])
 
 
 @pytest.mark.parametrize("decay", ["1", "-0.1"])
