@@ -59,6 +59,11 @@ it had then (``git show 2e290cf:training_rounds/round5-partial/str_64ch.pth``), 
     train.py --init runs/wide96/init.pth --output-channels 96 ... --lr 2e-4 --time-budget 85 --seed 40 \\
         --val-every 300 --threads 2 --run-dir runs/wide96
 
+``training_rounds/round8`` trains the shipped weights on with a moving average of them (flags as round 5):
+
+    train.py --init model_repository/text_recognition/1/str_64ch.pth ... --lr 1.5e-4 --average-decay 0.999 \\
+        --time-budget 70 --seed 50 --threads 2 --run-dir runs/round8
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
