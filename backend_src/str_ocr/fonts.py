@@ -22,12 +22,15 @@ training data, the evaluation sets or what the tests render. Three sets:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-FONT_ROOT = Path("/usr/share/fonts")
+FONT_ROOT = Path(os.environ.get("STR_OCR_FONT_ROOT", "/usr/share/fonts"))
+"""Where the declared faces lie: Debian's folder, or one that ``scripts/pack_faces.py`` filled (a training
+machine without the packages)."""
 
 
 @dataclass(frozen=True)

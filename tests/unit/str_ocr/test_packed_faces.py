@@ -1,0 +1,54 @@
+"""The declared faces cut down for a training machine without the font packages: the same lines drawn from them,
+the files that cannot be cut down copied whole, and ``STR_OCR_FONT_ROOT`` pointing the font sets at the folder."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from str_ocr import fonts, packed_faces
+from str_ocr.fonts import font_files
+from str_ocr.packed_faces import pack_faces
+from str_ocr.synth import TextLineSynth, Variety
+
+EVERY_VARIATION = Variety(light_on_dark=0.3, stretch=0.2, heavy=0.2, basic_layout=0.2, crops=0.4, old_style_figures=0.5)
+
+
+def test_cut_down_faces_draw_the_same_lines_in_less_room(tmp_path):
+    sources = font_files("held-out")
+    packed = pack_faces(sources, tmp_path)
+    copies = [tmp_path / source.relative_to(fonts.FONT_ROOT) for source in sources]
+    assert packed.faces == len(sources) and all(copy.is_file() for copy in copies)
+    assert packed.bytes < sum(source.stat().st_size for source in sources) / 3
+    installed, cut = (TextLineSynth(7, files, variety=EVERY_VARIATION) for files in (sources, copies))
+    for width in (None, 100) * 60:
+        first, second = installed.sample(width), cut.sample(width)
+        assert first.text == second.text
+        np.testing.assert_array_equal(first.image, second.image)
+
+
+def test_a_face_that_cannot_be_cut_down_alike_is_copied_whole(tmp_path, monkeypatch):
+    source = font_files("core")[0]
+
+    def refuse(source, target):
+        raise AssertionError("a table fontTools refuses")
+
+    monkeypatch.setattr(packed_faces, "_subset", refuse)
+    assert pack_faces([source], tmp_path).copied_whole == 1
+    assert (tmp_path / source.relative_to(fonts.FONT_ROOT)).read_bytes() == source.read_bytes()
+
+    monkeypatch.setattr(packed_faces, "_subset", lambda source, target: target.write_bytes(font_files("core")[1].read_bytes()))
+    assert not packed_faces.cut_down(source, tmp_path / "other.ttf")  # another face: it draws otherwise
+    assert (tmp_path / "other.ttf").read_bytes() == source.read_bytes()
+
+
+def test_the_font_root_comes_from_the_environment(tmp_path):
+    pack_faces(font_files("held-out"), tmp_path)
+    ask = "from str_ocr.fonts import FONT_ROOT, font_files; print(FONT_ROOT, len(font_files('held-out')))"
+    run = subprocess.run([sys.executable, "-c", ask], env={**os.environ, "STR_OCR_FONT_ROOT": str(tmp_path)},
+                         capture_output=True, text=True, check=True)
+    assert run.stdout.split() == [str(tmp_path), str(len(fonts.HELD_OUT))]
+    run = subprocess.run([sys.executable, "-c", ask.replace("held-out", "core")],
+                         env={**os.environ, "STR_OCR_FONT_ROOT": str(tmp_path)}, capture_output=True, text=True)
+    assert run.returncode != 0 and "faces of the 'core' font set are not installed" in run.stderr
