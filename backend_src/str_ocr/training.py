@@ -76,7 +76,8 @@ Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoi
 validation, written whole or not at all, and picks it up when started again with the same arguments; a step
 that took over a minute (the process stopped) counts as one minute of the time budget. It shows a progress
 bar with the loss, the validation word accuracy and the held-out faces' (``held_out``), and logs these
-figures to ``figures.jsonl``, drawn in ``figures.png``; it runs on a GPU where there is one. Batches mix the
+figures to ``figures.jsonl``, drawn in ``figures.png``; it runs on a GPU where there is one, and computes the
+network in bf16 there and on a CPU that has bf16 arithmetic (``--precision``). Batches mix the
 tutorial's fixed 32x100 lines with variable-width lines zero-padded to the widest in their batch and masked
 past their own width, exactly as ragged batches are served. The learning rate follows a cosine
 over the run's progress: the larger of steps done and time used, when a time budget is set. With
@@ -104,6 +105,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm import tqdm
 
 from str_ocr import STRModel, load_model, output_length, save_checkpoint
+from str_ocr.cpu_features import native_bf16
 from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
 from str_ocr.packing import pad_to_width
@@ -219,11 +221,12 @@ def validate(model: STRModel, samples: list[Sample], device: torch.device) -> Sc
     return score([r.text for r in readings], [s.text for s in samples])
 
 
-def ctc_loss(model: STRModel, batch: Batch, device: torch.device) -> torch.Tensor:
+def ctc_loss(model: STRModel, batch: Batch, device: torch.device, bf16: bool = False) -> torch.Tensor:
+    """The batch's CTC loss; ``bf16``: the network computes under bf16 autocast (the loss in f32 either way)."""
     images = batch.images.to(device, non_blocking=True)
     # Lines of one width need no mask (and the tutorial's fixed batches are all 100 wide).
     widths = None if bool((batch.widths == batch.widths[0]).all()) else batch.widths.to(device, non_blocking=True)
-    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
         logits = model(images.contiguous(memory_format=torch.channels_last), widths)
     log_probs = logits.float().log_softmax(2).permute(1, 0, 2)  # [T, N, C], as ctc_loss wants
     return F.ctc_loss(log_probs, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, zero_infinity=True)
@@ -263,6 +266,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=None,
                         help="compute threads on the CPU (default: every core, the data processes' too)")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    parser.add_argument("--precision", default="auto", choices=["auto", "f32", "bf16"],
+                        help="the network's arithmetic: bf16 autocast (weights and loss stay f32) or f32; auto: bf16 "
+                             "on a GPU and on a CPU that computes bf16 natively, f32 elsewhere (default: %(default)s)")
     parser.add_argument("--val-every", type=int, default=1000)
     parser.add_argument("--val-size", type=int, default=512)
     parser.add_argument("--held-out-size", type=int, default=512, help="held-out lines read at each validation")
@@ -353,9 +359,9 @@ def _weight_average(model: STRModel, decay: float, state: Tensors | None) -> Ave
 
 
 def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedModel | None, batch: Batch,
-          device: torch.device) -> float:
+          device: torch.device, bf16: bool) -> float:
     """One optimiser step on ``batch``, the average following it; the batch's CTC loss."""
-    loss = ctc_loss(model, batch, device)
+    loss = ctc_loss(model, batch, device, bf16)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
@@ -377,6 +383,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parse_args(argv)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else "cpu" if args.device == "auto" else args.device)
     torch.manual_seed(args.seed)
+    bf16 = args.precision == "bf16" or (args.precision == "auto" and (device.type == "cuda" or native_bf16()))
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
     if args.earlier_share > 0:
         font_files(args.earlier_fonts)
@@ -422,7 +429,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             break
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(args.lr, progress)
-        losses.append(_step(model, optimizer, average, batch, device))
+        losses.append(_step(model, optimizer, average, batch, device, bf16))
         step += 1
         bar.update(1)
         if step % 20 == 0:
@@ -449,5 +456,6 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                "first_loss": float(np.mean(losses[:window])) if losses else math.nan,
                "last_loss": float(np.mean(losses[-window:])) if losses else math.nan,
                "val_word_accuracy": final.word_accuracy, "val_cer": final.cer}
-    print(f"trained {step} steps in {elapsed / 60:.1f} min on {device}: validation {final}", file=sys.stderr)
+    print(f"trained {step} steps in {elapsed / 60:.1f} min on {device} ({'bf16' if bf16 else 'f32'}): "
+          f"validation {final}", file=sys.stderr)
     return summary

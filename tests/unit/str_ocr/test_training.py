@@ -16,11 +16,21 @@ TINY = ["--output-channels", "16", "--batch-size", "8", "--workers", "0", "--val
         "--lr", "3e-3", "--device", "cpu"]
 
 
-def test_a_few_steps_lower_the_ctc_loss(tmp_path):
-    summary = train.main([*TINY, "--steps", "100", "--run-dir", str(tmp_path / "run"), "--output", str(tmp_path / "w.pth")])
+@pytest.mark.parametrize("precision", ["f32", "bf16"])
+def test_a_few_steps_lower_the_ctc_loss(tmp_path, precision):
+    summary = train.main([*TINY, "--steps", "100", "--precision", precision, "--run-dir", str(tmp_path / "run"),
+                          "--output", str(tmp_path / "w.pth")])
     assert summary["steps"] == 100
     assert summary["last_loss"] < 0.7 * summary["first_loss"]
     assert load_model(tmp_path / "w.pth", output_channels=16) is not None
+
+
+def test_bf16_computes_the_network_in_bf16_and_the_loss_alike():
+    torch.manual_seed(0)
+    model = STRModel(output_channels=16)
+    batch = next(iter(train.SyntheticBatches(seed=1, batch_size=8, fixed_fraction=0.0)))
+    f32, bf16 = (train.ctc_loss(model, batch, torch.device("cpu"), bf16=b).item() for b in (False, True))
+    assert f32 != bf16 and abs(f32 - bf16) < 0.05 * f32
 
 
 def test_training_resumes_from_its_own_checkpoint(tmp_path):
