@@ -26,8 +26,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.getLogger("fontTools").setLevel(logging.ERROR)  # its notes on tables it drops or repairs, face by face
     sources = sorted({path for name in args.sets for path in font_files(name)})
-    packed = pack_faces(tqdm(sources, desc="faces", unit="face"), args.folder)
-    print(f"{packed.faces} faces in {args.folder} ({packed.copied_whole} copied whole): {packed.bytes / 1e6:.1f} MB")
+    try:
+        packed = pack_faces(tqdm(sources, desc="faces", unit="face"), args.folder)
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"{packed.faces} faces in {args.folder} ({packed.copied_whole} copied whole): "
+          f"{packed.size_bytes / 1e6:.1f} MB")
     return 0
 
 

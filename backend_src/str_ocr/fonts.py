@@ -173,12 +173,17 @@ def font_files(name: str = "training") -> list[Path]:
     faces = FONT_SETS[name]
     absent = missing(faces)
     if absent:
-        needed = " ".join(packages(absent))
-        raise FontsMissingError(
-            f"{len(absent)} of the {len(faces)} faces of the {name!r} font set are not installed "
-            f"(first: {absent[0].path}): run `make {'fonts' if name == 'extended' else 'setup'}`, "
-            f"or `apt-get install {needed}`")
+        raise FontsMissingError(f"{len(absent)} of the {len(faces)} faces of the {name!r} font set are not installed "
+                                f"(first: {absent[0].path}): {_remedy(name, absent)}")
     return [face.path for face in faces]
+
+
+def _remedy(name: str, absent: list[Face]) -> str:
+    if os.environ.get("STR_OCR_FONT_ROOT"):
+        return (f"STR_OCR_FONT_ROOT names {FONT_ROOT}: fill it with `scripts/pack_faces.py {FONT_ROOT} --sets {name}` "
+                "on a machine that has the faces, or unset it")
+    command = "fonts" if name == "extended" else "setup"
+    return f"run `make {command}`, or `apt-get install {' '.join(packages(absent))}`"
 
 
 def by_kind(paths: Iterable[Path]) -> list[list[Path]]:

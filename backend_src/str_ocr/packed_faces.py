@@ -3,12 +3,14 @@ a training machine that has none of the Debian packages (a GPU box, a container)
 pointing at the folder draws the same lines (``str_ocr.fonts.FONT_ROOT``).
 
 Cut down, a face keeps every glyph, hint and layout feature (kerning, ligatures, old-style figures) that letters,
-digits and the space reach. Each one is then drawn both ways, with and without old-style figures, and where a pixel
-differs (some hinted faces) or fontTools cannot read the file (a malformed table), the full file is copied instead.
+digits and the space reach. Each one is then drawn as the lines draw it, at their smallest, middle and largest size,
+shaped and unshaped, with and without a stroke and old-style figures; where a pixel differs, or fontTools cannot read
+the file (a malformed table), the full file is copied instead.
 """
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,18 +20,22 @@ import numpy as np
 from fontTools import subset
 from PIL import Image, ImageDraw, ImageFont
 
-from .fonts import FONT_ROOT
+from . import fonts
 from .text import ALPHABET
 
-KEPT_CHARACTERS = ALPHABET + ALPHABET.upper() + " "
-COMPARED_LINES = ("Hello World 0123456789", "office fluffy AVATAR Wave", "qxz 42 jig")
+KEPT_CHARACTERS = ALPHABET + ALPHABET[10:].upper() + " "
+COMPARED_LINES = ("Hello World 0123456789", "office fluffy AVATAR Wave qxz jig")
+COMPARED_SIZES = (28, 42, 56)
+"""``synth.TextLineSynth`` draws faces 28 to 56 pixels high, where hinting can differ from one size to the next."""
 
 
 @dataclass(frozen=True)
 class PackedFaces:
+    """What ``pack_faces`` wrote: how many faces, how many of them copied whole, and their size on disk."""
+
     faces: int
     copied_whole: int
-    bytes: int
+    size_bytes: int
 
 
 def _subset(source: Path, target: Path) -> None:
@@ -47,18 +53,24 @@ def _subset(source: Path, target: Path) -> None:
     subset.save_font(font, str(target), options)
 
 
-def _drawn(path: Path, text: str, features: list[str] | None) -> np.ndarray:
-    font = ImageFont.truetype(str(path), 40)
-    left, top, right, bottom = font.getbbox(text, features=features)
+def _drawn(font: ImageFont.FreeTypeFont, text: str, stroke: int, old_style: bool) -> np.ndarray:
+    # Only Raqm applies OpenType features: ask for old-style figures there alone, as synth does.
+    features = ["onum"] if old_style and font.layout_engine == ImageFont.Layout.RAQM else None
+    left, top, right, bottom = font.getbbox(text, stroke_width=stroke, features=features)
     canvas = Image.new("L", (right - left + 4, bottom - top + 4), 255)
-    ImageDraw.Draw(canvas).text((2 - left, 2 - top), text, font=font, fill=0, features=features)
+    ImageDraw.Draw(canvas).text((2 - left, 2 - top), text, font=font, fill=0, stroke_width=stroke, stroke_fill=0,
+                                features=features)
     return np.asarray(canvas)
 
 
 def draw_alike(first: Path, second: Path) -> bool:
-    """Whether two font files draw ``COMPARED_LINES`` to the same pixels, with and without old-style figures."""
-    return all(np.array_equal(_drawn(first, text, features), _drawn(second, text, features))
-               for text in COMPARED_LINES for features in (None, ["onum"]))
+    """Whether two font files draw ``COMPARED_LINES`` to the same pixels in every way ``synth`` draws lines."""
+    for size, layout in itertools.product(COMPARED_SIZES, (None, ImageFont.Layout.BASIC)):  # None: Raqm if any
+        pair = [ImageFont.truetype(str(path), size, layout_engine=layout) for path in (first, second)]
+        for text, stroke, old_style in itertools.product(COMPARED_LINES, (0, 1), (False, True)):
+            if not np.array_equal(*(_drawn(font, text, stroke, old_style) for font in pair)):
+                return False
+    return True
 
 
 def cut_down(source: Path, target: Path) -> bool:
@@ -76,10 +88,13 @@ def cut_down(source: Path, target: Path) -> bool:
 
 
 def pack_faces(sources: Iterable[Path], folder: Path) -> PackedFaces:
-    """``sources`` (files under ``FONT_ROOT``) cut down into ``folder``, each at its path relative to the root."""
-    faces = whole = 0
+    """``sources`` (files under ``fonts.FONT_ROOT``) cut down into ``folder``, each at its path relative to the
+    root."""
+    if folder.resolve() == fonts.FONT_ROOT.resolve():
+        raise ValueError(f"{folder} is where the faces are read from (STR_OCR_FONT_ROOT): pack them into another folder")
+    faces = whole = size = 0
     for source in sources:
-        faces += 1
-        whole += not cut_down(source, folder / source.relative_to(FONT_ROOT))
-    size = sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+        target = folder / source.relative_to(fonts.FONT_ROOT)
+        whole += not cut_down(source, target)
+        faces, size = faces + 1, size + target.stat().st_size
     return PackedFaces(faces, whole, size)

@@ -232,6 +232,13 @@ def ctc_loss(model: STRModel, batch: Batch, device: torch.device, bf16: bool = F
     return F.ctc_loss(log_probs, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, zero_infinity=True)
 
 
+def uses_bf16(precision: str, device: torch.device) -> bool:
+    """Whether ``--precision`` (auto, f32 or bf16) computes in bf16 on ``device``: auto where bf16 is native."""
+    if precision != "auto":
+        return precision == "bf16"
+    return torch.cuda.is_bf16_supported() if device.type == "cuda" else native_bf16()
+
+
 def learning_rate(base: float, progress: float, warmup: float = 0.03) -> float:
     if progress < warmup:
         return base * progress / warmup
@@ -383,7 +390,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parse_args(argv)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else "cpu" if args.device == "auto" else args.device)
     torch.manual_seed(args.seed)
-    bf16 = args.precision == "bf16" or (args.precision == "auto" and (device.type == "cuda" or native_bf16()))
+    bf16 = uses_bf16(args.precision, device)
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
     if args.earlier_share > 0:
         font_files(args.earlier_fonts)
@@ -417,6 +424,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     metrics: dict[str, str] = {}
     model.train()
+    print(f"training on {device} in {'bf16' if bf16 else 'f32'}", file=sys.stderr)
     bar = tqdm(total=args.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
     losses: list[float] = []
     last_tick = saved_at = time.monotonic()
@@ -456,6 +464,5 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                "first_loss": float(np.mean(losses[:window])) if losses else math.nan,
                "last_loss": float(np.mean(losses[-window:])) if losses else math.nan,
                "val_word_accuracy": final.word_accuracy, "val_cer": final.cer}
-    print(f"trained {step} steps in {elapsed / 60:.1f} min on {device} ({'bf16' if bf16 else 'f32'}): "
-          f"validation {final}", file=sys.stderr)
+    print(f"trained {step} steps in {elapsed / 60:.1f} min on {device}: validation {final}", file=sys.stderr)
     return summary

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from str_ocr import fonts, packed_faces
 from str_ocr.fonts import font_files
@@ -15,12 +16,19 @@ from str_ocr.synth import TextLineSynth, Variety
 EVERY_VARIATION = Variety(light_on_dark=0.3, stretch=0.2, heavy=0.2, basic_layout=0.2, crops=0.4, old_style_figures=0.5)
 
 
-def test_cut_down_faces_draw_the_same_lines_in_less_room(tmp_path):
+@pytest.fixture(scope="module")
+def held_out_packed(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("faces")
+    return folder, pack_faces(font_files("held-out"), folder)
+
+
+def test_cut_down_faces_draw_the_same_lines_in_less_room(held_out_packed):
+    folder, packed = held_out_packed
     sources = font_files("held-out")
-    packed = pack_faces(sources, tmp_path)
-    copies = [tmp_path / source.relative_to(fonts.FONT_ROOT) for source in sources]
+    copies = [folder / source.relative_to(fonts.FONT_ROOT) for source in sources]
     assert packed.faces == len(sources) and all(copy.is_file() for copy in copies)
-    assert packed.bytes < sum(source.stat().st_size for source in sources) / 3
+    assert packed.size_bytes == sum(copy.stat().st_size for copy in copies)
+    assert packed.size_bytes < sum(source.stat().st_size for source in sources) / 3
     installed, cut = (TextLineSynth(7, files, variety=EVERY_VARIATION) for files in (sources, copies))
     for width in (None, 100) * 60:
         first, second = installed.sample(width), cut.sample(width)
@@ -43,12 +51,18 @@ def test_a_face_that_cannot_be_cut_down_alike_is_copied_whole(tmp_path, monkeypa
     assert (tmp_path / "other.ttf").read_bytes() == source.read_bytes()
 
 
-def test_the_font_root_comes_from_the_environment(tmp_path):
-    pack_faces(font_files("held-out"), tmp_path)
+def test_the_font_root_comes_from_the_environment(held_out_packed):
+    folder, _ = held_out_packed
     ask = "from str_ocr.fonts import FONT_ROOT, font_files; print(FONT_ROOT, len(font_files('held-out')))"
-    run = subprocess.run([sys.executable, "-c", ask], env={**os.environ, "STR_OCR_FONT_ROOT": str(tmp_path)},
-                         capture_output=True, text=True, check=True)
-    assert run.stdout.split() == [str(tmp_path), str(len(fonts.HELD_OUT))]
-    run = subprocess.run([sys.executable, "-c", ask.replace("held-out", "core")],
-                         env={**os.environ, "STR_OCR_FONT_ROOT": str(tmp_path)}, capture_output=True, text=True)
-    assert run.returncode != 0 and "faces of the 'core' font set are not installed" in run.stderr
+    environment = {**os.environ, "STR_OCR_FONT_ROOT": str(folder)}
+    run = subprocess.run([sys.executable, "-c", ask], env=environment, capture_output=True, text=True, check=True)
+    assert run.stdout.split() == [str(folder), str(len(fonts.HELD_OUT))]
+    run = subprocess.run([sys.executable, "-c", ask.replace("held-out", "core")], env=environment,
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and f"scripts/pack_faces.py {folder} --sets core" in run.stderr
+
+
+def test_faces_are_not_packed_over_themselves(monkeypatch, tmp_path):
+    monkeypatch.setattr(fonts, "FONT_ROOT", tmp_path)
+    with pytest.raises(ValueError, match="another folder"):
+        pack_faces([], tmp_path)

@@ -28,9 +28,20 @@ def test_a_few_steps_lower_the_ctc_loss(tmp_path, precision):
 def test_bf16_computes_the_network_in_bf16_and_the_loss_alike():
     torch.manual_seed(0)
     model = STRModel(output_channels=16)
+    logits = []
+    model.Prediction.register_forward_hook(lambda module, inputs, output: logits.append(output.dtype))
     batch = next(iter(train.SyntheticBatches(seed=1, batch_size=8, fixed_fraction=0.0)))
-    f32, bf16 = (train.ctc_loss(model, batch, torch.device("cpu"), bf16=b).item() for b in (False, True))
-    assert f32 != bf16 and abs(f32 - bf16) < 0.05 * f32
+    f32, bf16 = (train.ctc_loss(model, batch, torch.device("cpu"), bf16=b) for b in (False, True))
+    assert logits == [torch.float32, torch.bfloat16] and f32.dtype == bf16.dtype == torch.float32
+    assert f32.item() != bf16.item() and abs(f32.item() - bf16.item()) < 0.05 * f32.item()
+
+
+def test_auto_precision_is_bf16_where_the_device_computes_it_natively(monkeypatch):
+    cpu = torch.device("cpu")
+    assert (train.uses_bf16("f32", cpu), train.uses_bf16("bf16", cpu)) == (False, True)
+    for native in (False, True):
+        monkeypatch.setattr(train, "native_bf16", lambda native=native: native)
+        assert train.uses_bf16("auto", cpu) is native
 
 
 def test_training_resumes_from_its_own_checkpoint(tmp_path):
