@@ -16,7 +16,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 
 from str_ocr.contract import RECOGNIZER
-from str_ocr.engines import Engine
+from str_ocr.engines import Engine, choose_engine, choose_precision
 from str_ocr.serving import ServingSettings
 from str_ocr.settings import model_parameters
 from str_ocr_client.http import GRPC_ADMIN_HEADER
@@ -24,6 +24,7 @@ from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs
 from str_ocr_client.sending import DEFAULT_TIMEOUT, Outcome, infer_each, infer_each_now
 from str_ocr_triton.config import default_repository
+from tests.unit.str_ocr.test_ragged import logit_tolerance
 
 MODEL = RECOGNIZER
 tutorial_input = random_lines
@@ -47,12 +48,25 @@ def served_config(server, model: str = MODEL) -> dict:
         return client.get_model_config(model, headers=admin_headers(server), as_json=True)["config"]
 
 
+def _settings_and_device(config: dict) -> tuple[ServingSettings, torch.device]:
+    settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / MODEL / "1")
+    on_gpu = any(group["kind"] == "KIND_GPU" for group in config["instance_group"])
+    return settings, torch.device("cuda" if on_gpu else "cpu")
+
+
 def in_process_engine(config: dict) -> Engine:
     """The engine an instance of the recogniser's ``config`` runs (engine, precision, weights, device kind), built
     here: the reference its served logits must equal."""
-    settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / MODEL / "1")
-    on_gpu = any(group["kind"] == "KIND_GPU" for group in config["instance_group"])
-    return settings.engine_on(torch.device("cuda" if on_gpu else "cpu"), threads=1)
+    settings, device = _settings_and_device(config)
+    return settings.engine_on(device, threads=1)
+
+
+def served_logit_tolerance(config: dict) -> float:
+    """How far logits an instance of the recogniser's ``config`` computes may lie from the same line's computed
+    otherwise (alone, in-process): ``logit_tolerance`` of its device kind and of the precision its engine runs in."""
+    settings, device = _settings_and_device(config)
+    engine = choose_engine(settings.engine, device, settings.precision)
+    return logit_tolerance(device.type, choose_precision(settings.precision, engine))
 
 
 def infer(client: grpcclient.InferenceServerClient, array: np.ndarray, model: str = MODEL) -> np.ndarray:

@@ -9,10 +9,9 @@ import tritonclient.grpc as grpcclient
 from str_ocr import greedy_decode, normalize, output_length
 from str_ocr.synth import TextLineSynth
 from str_ocr_client.stats import counts_since, execution_counts, metric_total
-from tests.unit.str_ocr.test_ragged import logit_tolerance
 
-
-from ..helpers import MODEL, admin_headers, busy_instance_blocker, infer, send_behind_a_busy_instance, send_concurrently
+from ..helpers import (busy_instance_blocker, infer, send_behind_a_busy_instance, send_concurrently, served_config,
+                       served_logit_tolerance)
 
 pytestmark = pytest.mark.integration
 
@@ -53,12 +52,12 @@ def test_ragged_batching_batches_mixed_widths_and_reads_each_line_as_alone(serve
     results, (inferences, executions) = run_mix_batched(server, mixed_lines)
     assert inferences == len(mixed_lines)
     assert executions < len(mixed_lines) / 4, f"{executions} executions for {inferences} lines"
+    tolerance = served_logit_tolerance(served_config(server))
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
-        kind = client.get_model_config(MODEL, headers=admin_headers(server), as_json=True)["config"]["instance_group"][0]["kind"]
         for line, logits in zip(mixed_lines, results):
             assert logits.shape == (1, output_length(line.shape[-1]), 37)
             alone = infer(client, line)  # one request in flight: an execution of its own
-            np.testing.assert_allclose(logits, alone, rtol=0, atol=logit_tolerance(kind))
+            np.testing.assert_allclose(logits, alone, rtol=0, atol=tolerance)
             assert greedy_decode(logits[0]).text == greedy_decode(alone[0]).text
     real = metric_total(server.metrics_url, "str_ocr_columns_total", kind="real") - real_before
     blocker = busy_instance_blocker()

@@ -18,7 +18,8 @@ from str_ocr_client.stats import counts_since, execution_counts, metric_total, s
 from str_ocr_triton.config import default_repository, read_model_config
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
-from ..helpers import MODEL, admin_headers, in_process_engine, infer, send_concurrently, served_config, tutorial_input
+from ..helpers import (MODEL, admin_headers, in_process_engine, infer, send_concurrently, served_config,
+                       served_logit_tolerance, tutorial_input)
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +38,7 @@ def test_served_logits_equal_in_process_logits(variant_server):
             lines = tutorial_input(batch, width, seed=width)
             expected = engine(torch.from_numpy(lines).to(engine.device), None).cpu().numpy()
             np.testing.assert_allclose(infer(client, lines), expected, rtol=0,
-                                       atol=logit_tolerance(config["instance_group"][0]["kind"]))
+                                       atol=served_logit_tolerance(config))
 
 
 def with_parameters(config: dict, **parameters: str) -> dict:
