@@ -64,6 +64,11 @@ it had then (``git show 2e290cf:training_rounds/round5-partial/str_64ch.pth``), 
     train.py --init model_repository/text_recognition/1/str_64ch.pth ... --lr 1.5e-4 --average-decay 0.999 \\
         --time-budget 70 --seed 50 --threads 2 --run-dir runs/round8
 
+``training_rounds/round9-96ch`` trains round 7 on in bf16 with a moving average (flags as round 5):
+
+    train.py --init training_rounds/round7-96ch/str_96ch.pth --output-channels 96 ... --lr 1.5e-4 \
+        --average-decay 0.999 --time-budget 95 --seed 70 --val-every 300 --threads 2 --run-dir runs/round9-96ch
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
