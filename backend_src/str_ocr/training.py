@@ -103,6 +103,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
+import PIL.features
 import torch
 import torch.nn.functional as F
 from torch.optim.swa_utils import AveragedModel
@@ -399,6 +400,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
     if args.earlier_share > 0:
         font_files(args.earlier_fonts)
+    if not PIL.features.check("raqm"):
+        print("train: this Pillow cannot shape text (Raqm needs the system's libfribidi): every line is drawn "
+              "unshaped and none with old-style figures, unlike the evaluation sets; install libfribidi0", file=sys.stderr)
     variety = Variety(**{field.name: getattr(args, field.name) for field in fields(Variety)})
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
