@@ -35,7 +35,7 @@ from .metrics import Scores, look_alike_accuracy, score
 from .model import STRModel
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
-from .synth import MAX_CHARS, Sample, TextLineSynth, Variety
+from .synth import MAX_CHARS, Sample, TextLineSynth, Variety, unshaped_warning
 from .text import Reading
 
 DEFAULT_SEED = 20_261_122
@@ -232,6 +232,8 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     where = (f"served by {args.url} ({args.model})" if args.url
              else f"in-process on {device.type}, {args.engine} {args.precision}")
     print(f"evaluating {args.checkpoint} ({channels} channels) {where}, seed {args.seed}")
+    if warning := unshaped_warning():
+        print(f"evaluate: {warning}")
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed, "sets": {}}
     in_process = not args.url or args.speed
     engine = build_engine(model, choose_engine(args.engine, device), device, torch.get_num_threads(),

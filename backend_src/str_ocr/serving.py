@@ -50,11 +50,16 @@ class ServingSettings:
     engine: str = DEFAULTS["engine"]
     precision: str = DEFAULTS["precision"]
 
+    def engine_and_precision(self, device: torch.device) -> tuple[str, str]:
+        """The engine an instance with these settings runs on ``device`` and the precision it computes in."""
+        name = choose_engine(self.engine, device, self.precision)
+        return name, choose_precision(self.precision, name)
+
     def engine_on(self, device: torch.device, threads: int) -> Engine:
         """The engine an instance with these settings runs on ``device``: the one ``engine`` and ``precision`` pick."""
-        name = choose_engine(self.engine, device, self.precision)
-        return build_engine(load_model(self.checkpoint, self.output_channels), name, device, threads,
-                            choose_precision(self.precision, name), self.channels_last)
+        name, precision = self.engine_and_precision(device)
+        return build_engine(load_model(self.checkpoint, self.output_channels), name, device, threads, precision,
+                            self.channels_last)
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, str], version_dir: str | Path) -> ServingSettings:

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFilter, ImageFont
+from PIL import Image, ImageDraw, ImageFilter, ImageFont, features
 
 from . import crop_effects
 from .detection import reading_order
@@ -205,6 +205,15 @@ class TextLineSynth:
         text = self.random_text(max_chars)
         line, drawn = self._render(text, width)
         return Sample(line, text, np.asarray(drawn) if self.keep_source else None)
+
+
+def unshaped_warning() -> str | None:
+    """What to tell whoever draws lines with a Pillow that cannot shape text (no Raqm, which needs the system's
+    libfribidi): its lines differ from those drawn where it can, the recorded figures' among them. None where it can."""
+    if features.check("raqm"):
+        return None
+    return ("this Pillow cannot shape text (Raqm needs the system's libfribidi0): every line is drawn unshaped and "
+            "none with old-style figures, unlike the lines the recorded figures were read from; install libfribidi0")
 
 
 def ctc_feasible(text: str, time_steps: int) -> bool:

@@ -66,7 +66,7 @@ it had then (``git show 2e290cf:training_rounds/round5-partial/str_64ch.pth``), 
 
 ``training_rounds/round9-96ch`` trains round 7 on in bf16 with a moving average (flags as round 5):
 
-    train.py --init training_rounds/round7-96ch/str_96ch.pth --output-channels 96 ... --lr 1.5e-4 \
+    train.py --init training_rounds/round7-96ch/str_96ch.pth --output-channels 96 ... --lr 1.5e-4 \\
         --average-decay 0.999 --time-budget 95 --seed 70 --val-every 300 --threads 2 --run-dir runs/round9-96ch
 
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
@@ -103,7 +103,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
-import PIL.features
 import torch
 import torch.nn.functional as F
 from torch.optim.swa_utils import AveragedModel
@@ -118,7 +117,7 @@ from str_ocr.packing import pad_to_width
 from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
 from str_ocr.engines import TorchEngine
 from str_ocr.recognizer import Recognizer
-from str_ocr.synth import Sample, TextLineSynth, Variety, ctc_feasible
+from str_ocr.synth import Sample, TextLineSynth, Variety, ctc_feasible, unshaped_warning
 from str_ocr.text import encode
 
 VALIDATION_SEED_OFFSET = 1_000_003
@@ -400,9 +399,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
     if args.earlier_share > 0:
         font_files(args.earlier_fonts)
-    if not PIL.features.check("raqm"):
-        print("train: this Pillow cannot shape text (Raqm needs the system's libfribidi): every line is drawn "
-              "unshaped and none with old-style figures, unlike the evaluation sets; install libfribidi0", file=sys.stderr)
+    if warning := unshaped_warning():
+        print(f"train: {warning}", file=sys.stderr)
     variety = Variety(**{field.name: getattr(args, field.name) for field in fields(Variety)})
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)

@@ -16,7 +16,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 
 from str_ocr.contract import RECOGNIZER
-from str_ocr.engines import Engine, choose_engine, choose_precision
+from str_ocr.engines import Engine
 from str_ocr.serving import ServingSettings
 from str_ocr.settings import model_parameters
 from str_ocr_client.http import GRPC_ADMIN_HEADER
@@ -65,8 +65,7 @@ def served_logit_tolerance(config: dict) -> float:
     """How far logits an instance of the recogniser's ``config`` computes may lie from the same line's computed
     otherwise (alone, in-process): ``logit_tolerance`` of its device kind and of the precision its engine runs in."""
     settings, device = _settings_and_device(config)
-    engine = choose_engine(settings.engine, device, settings.precision)
-    return logit_tolerance(device.type, choose_precision(settings.precision, engine))
+    return logit_tolerance(device.type, settings.engine_and_precision(device)[1])
 
 
 def infer(client: grpcclient.InferenceServerClient, array: np.ndarray, model: str = MODEL) -> np.ndarray:

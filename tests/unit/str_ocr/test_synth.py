@@ -135,3 +135,10 @@ def test_a_word_is_drawn_where_its_corners_say():
         ring = grey[max(0, top - 6):top - 2, left:right]
         if ring.size:
             assert abs(inside.mean() - ring.mean()) > 10  # ink inside the box, plain ground just outside
+
+
+@pytest.mark.parametrize("shapes", [True, False])
+def test_a_pillow_that_cannot_shape_text_is_told_what_to_install(monkeypatch, shapes):
+    monkeypatch.setattr(synth_module.features, "check", lambda feature: shapes if feature == "raqm" else True)
+    warning = synth_module.unshaped_warning()
+    assert (warning is None) if shapes else "libfribidi0" in warning and "unshaped" in warning

@@ -44,13 +44,6 @@ def test_auto_precision_is_bf16_where_the_device_computes_it_natively(monkeypatc
         assert train.uses_bf16("auto", cpu) is native
 
 
-@pytest.mark.parametrize("shapes", [True, False])
-def test_a_pillow_that_cannot_shape_text_is_said_at_the_start(tmp_path, monkeypatch, capsys, shapes):
-    monkeypatch.setattr(train.PIL.features, "check", lambda feature: shapes if feature == "raqm" else True)
-    train.main([*TINY, "--steps", "1", "--run-dir", str(tmp_path / "run")])
-    assert ("cannot shape text" in capsys.readouterr().err) is not shapes
-
-
 def test_training_resumes_from_its_own_checkpoint(tmp_path):
     run = str(tmp_path / "run")
     train.main([*TINY, "--steps", "5", "--run-dir", run])
