@@ -19,7 +19,7 @@ from str_ocr_client.readiness import wait_for
 from str_ocr_triton.config import default_repository
 
 from .admin import ADMIN_KEY_ENV
-from .compat.stubs import children, stubs_of
+from .compat.stubs import children, is_alive, stubs_of
 
 
 def free_ports(count: int) -> list[int]:
@@ -109,6 +109,10 @@ class ServerProcess:
     def stub_pids(self, model: str) -> list[int]:
         """The Python backend stub processes of ``model``'s instances in this server."""
         return [s.pid for server in self.triton_pids() for s in stubs_of(server, self.repository) if s.model == model]
+
+    def living(self, pids: Sequence[int]) -> list[int]:
+        """Those of ``pids`` (this server's processes, as ``stub_pids`` gave them) that still run."""
+        return [pid for pid in pids if is_alive(pid)]
 
     def kill_pid(self, pid: int) -> None:
         """SIGKILL one process of this server (a stub), as a crash would."""

@@ -20,7 +20,7 @@ from .compat.not_ready import Readiness
 from .compat.stub_reaper import LIBRARY, StubReaper
 from .compat.stub_recovery import Watchdog, served_instances
 from .compat.proxy import Proxy
-from .compat.stubs import only_dead_versions_left, reap_orphans, remove_regions
+from .compat.stubs import kill_session, only_dead_versions_left, reap_orphans, remove_regions
 from .drain import wait_until_idle
 from .metrics import LauncherMetrics
 from .process import free_ports
@@ -193,7 +193,10 @@ class Supervisor:
 
     def _forget_run(self, reaper: StubReaper | None) -> None:
         """After tritonserver exited: what watched it stops first, so that nothing of this run marks the next one
-        ready; then the regions of its stubs go, and the stubs it left to this process are reaped."""
+        ready; then the stubs it left behind are killed, their regions go, and those handed to this process are
+        reaped."""
+        if left := kill_session(self.process.pid):
+            log(f"killed {left} process(es) that outlived tritonserver (stubs stuck without it)")
         if self.readiness:
             self.readiness.close()
         if self.watchdog:

@@ -117,6 +117,14 @@ class ContainerServer:
         result = self.container.exec(["pgrep", "-f", f"triton_python_backend_stub .*/{model}/"])
         return [int(pid) for pid in result.output.decode().split()]
 
+    def living(self, pids: list[int]) -> list[int]:
+        """Those of ``pids`` (processes in the container, as ``stub_pids`` gave them) that still run."""
+        if not pids:
+            return []
+        result = self.container.exec(["ps", "-o", "pid=,stat=", "-p", ",".join(map(str, pids))])
+        rows = (line.split() for line in result.output.decode().splitlines())
+        return [int(row[0]) for row in rows if len(row) == 2 and not row[1].startswith("Z")]
+
     def signal_server(self, signum: int) -> None:
         """Send ``signum`` to tritonserver inside the container (SIGKILL or SIGABRT: a crash), not to the launcher."""
         result = self.container.exec(["pkill", f"-{signum}", "-x", "tritonserver"])

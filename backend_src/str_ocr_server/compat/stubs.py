@@ -4,12 +4,14 @@ Each model instance of the Python backend runs in its own stub process, a child 
 command line names the model's ``model.py``, its shared-memory region in ``/dev/shm`` and the instance.
 A stub that died stays a zombie until the server reaps it, which server 2.51 does only when the instance is
 destroyed (for a replaced version, the launcher has it done: ``stub_reaper``); neither the dead stub nor the server
-then removes its region. Part of ``stub_recovery``'s workaround (no upstream fix yet, server#8604).
+then removes its region. Part of ``stub_recovery``'s workaround (no upstream fix yet, server#8604); and
+``kill_session`` ends the stubs a dead server leaves running.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterable
@@ -131,3 +133,30 @@ def reap_orphans(keep: int | None = None) -> int:
             return reaped
         os.waitpid(found.si_pid, os.WNOHANG)
         reaped += 1
+
+
+def group_members(group: int) -> list[int]:
+    """The living processes of process group ``group`` (zombies left out: they have already died)."""
+    found = []
+    for entry in PROC.iterdir():
+        if entry.name.isdigit() and (fields := stat_fields(int(entry.name))) and fields[2] == str(group):
+            if not is_zombie(fields):
+                found.append(int(entry.name))
+    return found
+
+
+def kill_session(server_pid: int) -> int:
+    """SIGKILL what lives on of the session of a tritonserver that has exited (started with ``start_new_session``,
+    so its session and process group are ``server_pid``): the stubs it left. How many there were.
+
+    A stub's health thread sees its server gone and destroys the stub, which takes the GIL first; a stub that was
+    executing a request holds the GIL in its main thread, waiting for a reply the dead server never sends, so the
+    stub deadlocks and stays, with its model's memory, ignoring SIGTERM (no upstream fix yet; python_backend's
+    ``pb_stub.cc``). Only a server that has exited may be passed: a live one's group holds its working stubs."""
+    left = group_members(server_pid)
+    if left:
+        try:
+            os.killpg(server_pid, signal.SIGKILL)
+        except ProcessLookupError:  # they went meanwhile
+            return 0
+    return len(left)

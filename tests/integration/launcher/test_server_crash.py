@@ -7,7 +7,7 @@ import signal
 import time
 
 import pytest
-from str_ocr.contract import OCR
+from str_ocr.contract import OCR, POSTPROCESS, PREPROCESS, RECOGNIZER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import image_inputs
 from str_ocr_client.samples import generated_images
@@ -19,12 +19,14 @@ from ..helpers import Load
 pytestmark = pytest.mark.integration
 KEY = "a-key-for-these-tests"
 SIGNALS = (signal.SIGKILL, signal.SIGABRT)
+PYTHON_MODELS = (PREPROCESS, RECOGNIZER, POSTPROCESS)
 
 
 def crash_once(server, signum: int, load: Load) -> dict:
     """Kill tritonserver with ``signum`` under ``load``; the seconds to serving again and the requests that failed."""
     http = TritonHTTP(server.http_url)
     sent_before = len(load.outcomes)
+    stubs = [pid for model in PYTHON_MODELS for pid in server.stub_pids(model)]
     killed = time.monotonic()
     server.signal_server(signum)
     while http.ready():  # the death is seen at once: the proxy answers 503 while nothing is behind it
@@ -37,7 +39,8 @@ def crash_once(server, signum: int, load: Load) -> dict:
     time.sleep(2)
     during = load.outcomes[sent_before:]
     return {"signal": signal.Signals(signum).name, "seconds": back - killed, "requests": len(during),
-            "failed": [o for o in during if o[2] is not None], "after": [o for o in during if o[0] > back and o[2]]}
+            "failed": [o for o in during if o[2] is not None], "after": [o for o in during if o[0] > back and o[2]],
+            "stubs": stubs, "outlived": server.living(stubs)}
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +69,13 @@ def test_a_killed_server_serves_again_behind_the_same_ports(crashes):
     assert crashes["restarts"] == len(SIGNALS), (crashes["restarts"], crashes["log"][-4000:])
     for result in crashes["results"]:
         assert not result["after"], result["after"][:3]
+
+
+def test_no_stub_of_a_killed_server_outlives_it(crashes):
+    # A stub executing a request when its server dies deadlocks instead of exiting (compat.stubs.kill_session).
+    for result in crashes["results"]:
+        assert result["stubs"], "no stub was running to watch"
+        assert not result["outlived"], (result["signal"], result["outlived"], crashes["log"][-4000:])
 
 
 def test_requests_refused_while_it_restarts_say_unavailable(crashes):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -48,11 +50,17 @@ def server():
         pytest.fail(f"{LIBRARY} is not built: `make setup` builds it")
     reaper = StubReaper()
     process = subprocess.Popen([sys.executable, "-c", SERVER], env=reaper.environment({"LD_PRELOAD": ""}),
-                               pass_fds=reaper.pass_fds, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                               pass_fds=reaper.pass_fds, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               start_new_session=True)
     reaper.started()
     yield reaper, process
     reaper.release()
-    process.kill()
+    kill_with_children(process)
+
+
+def kill_with_children(process: subprocess.Popen) -> None:
+    """The server and the children it forked (its group): a child left paused would outlive the tests."""
+    os.killpg(process.pid, signal.SIGKILL)
     process.wait()
 
 
@@ -71,12 +79,12 @@ def test_the_server_waits_for_a_dead_child_it_is_told_of_and_for_no_living_one(s
 
 
 def test_without_the_library_a_dead_child_stays_a_zombie():
-    process = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               start_new_session=True)
     try:
         process.stdout.readline()
         dead, _ = map(int, process.stdout.readline().split())
         time.sleep(0.5)
         assert stat_fields(dead)[0] == "Z"
     finally:
-        process.kill()
-        process.wait()
+        kill_with_children(process)

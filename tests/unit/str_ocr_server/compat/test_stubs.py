@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import time
 
 from str_ocr_server.compat.not_ready import READINESS_MODEL, wrapper_config
-from str_ocr_server.compat.stubs import REGION_PREFIX, SHM, Stub, is_alive, parse_stub, remove_region
+from str_ocr_server.compat.stubs import (REGION_PREFIX, SHM, Stub, is_alive, kill_session, parse_stub, remove_region,
+                                         group_members)
 
 CONFIG = {
     "name": "text_recognition", "max_batch_size": 32,
@@ -45,3 +48,29 @@ def test_only_a_python_backend_region_is_removed_and_only_from_dev_shm():
         region.unlink(missing_ok=True)
     for name in ["", "other_region", f"{REGION_PREFIX}/../../etc/passwd", f"../{REGION_PREFIX}x"]:
         assert not remove_region(Stub(1, "m", "m_0_0", name))
+
+
+def test_what_outlives_a_dead_server_in_its_session_is_killed_even_if_it_ignores_sigterm():
+    # The leader stands for tritonserver, its child for a stub stuck after the server died, deaf to SIGTERM.
+    stuck = ("import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+             "print(os.getpid(), flush=True); time.sleep(60)")
+    leader = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -c "{stuck}" & wait'], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    stub = int(leader.stdout.readline())
+    leader.kill()
+    leader.wait()
+    assert group_members(leader.pid) == [stub]
+    assert kill_session(leader.pid) == 1
+    deadline = time.monotonic() + 10
+    while is_alive(stub):  # killed, then reaped by whoever inherited it
+        assert time.monotonic() < deadline, "the stuck process outlived kill_session"
+        time.sleep(0.05)
+    assert kill_session(leader.pid) == 0
+
+
+def test_a_session_of_zombies_only_is_left_to_be_reaped():
+    leader = subprocess.Popen(["true"], start_new_session=True)
+    while is_alive(leader.pid):
+        time.sleep(0.01)
+    assert group_members(leader.pid) == [] and kill_session(leader.pid) == 0
+    leader.wait()
