@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from str_ocr.contract import DEFAULT_PORTS
@@ -117,7 +118,7 @@ class ContainerServer:
         result = self.container.exec(["pgrep", "-f", f"triton_python_backend_stub .*/{model}/"])
         return [int(pid) for pid in result.output.decode().split()]
 
-    def living(self, pids: list[int]) -> list[int]:
+    def living(self, pids: Sequence[int]) -> list[int]:
         """Those of ``pids`` (processes in the container, as ``stub_pids`` gave them) that still run."""
         if not pids:
             return []

@@ -145,18 +145,24 @@ def group_members(group: int) -> list[int]:
     return found
 
 
-def kill_session(server_pid: int) -> int:
+def kill_session(server_pid: int, timeout: float = 5.0) -> int:
     """SIGKILL what lives on of the session of a tritonserver that has exited (started with ``start_new_session``,
-    so its session and process group are ``server_pid``): the stubs it left. How many there were.
+    so its session and process group are ``server_pid``), and wait (at most ``timeout`` s) until it has died, so
+    that the next server does not load its models beside their memory. How many processes there were.
 
     A stub's health thread sees its server gone and destroys the stub, which takes the GIL first; a stub that was
     executing a request holds the GIL in its main thread, waiting for a reply the dead server never sends, so the
-    stub deadlocks and stays, with its model's memory, ignoring SIGTERM (no upstream fix yet; python_backend's
-    ``pb_stub.cc``). Only a server that has exited may be passed: a live one's group holds its working stubs."""
+    stub deadlocks and stays, ignoring SIGTERM. Retired when python_backend's ``pb_stub.cc`` tears a stub down
+    without waiting for the GIL (no upstream fix yet). Only a server that has exited may be passed: a live one's
+    group holds its working stubs."""
     left = group_members(server_pid)
-    if left:
-        try:
-            os.killpg(server_pid, signal.SIGKILL)
-        except ProcessLookupError:  # they went meanwhile
-            return 0
+    if not left:
+        return 0
+    try:
+        os.killpg(server_pid, signal.SIGKILL)
+    except ProcessLookupError:  # they went meanwhile
+        return 0
+    deadline = time.monotonic() + timeout
+    while group_members(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return len(left)
