@@ -69,6 +69,12 @@ it had then (``git show 2e290cf:training_rounds/round5-partial/str_64ch.pth``), 
     train.py --init training_rounds/round7-96ch/str_96ch.pth --output-channels 96 ... --lr 1.5e-4 \\
         --average-decay 0.999 --time-budget 95 --seed 70 --val-every 300 --threads 2 --run-dir runs/round9-96ch
 
+``training_rounds/round11`` trains the shipped weights on in bf16 for longer, with a slower moving average and a
+little more of the current faces (flags as round 5 otherwise):
+
+    train.py --init model_repository/text_recognition/1/str_64ch.pth ... --earlier-share 0.55 --lr 1.5e-4 \\
+        --average-decay 0.9995 --time-budget 110 --seed 80 --val-every 600 --threads 2 --run-dir runs/round11
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
