@@ -193,16 +193,15 @@ class Supervisor:
 
     def _forget_run(self, reaper: StubReaper | None) -> None:
         """After tritonserver exited: what watched it stops first, so that nothing of this run marks the next one
-        ready (nor counts the stubs killed next as deaths); then the stubs it left running are killed, their regions
-        go, and the stubs handed to this process are reaped."""
+        ready (nor counts the stubs killed next as deaths); then the regions of its stubs go, the stubs it left
+        running are killed, and those handed to this process are reaped."""
         if self.readiness:
             self.readiness.close()
         if self.watchdog:
             self.watchdog.stop()
+            remove_regions(self.watchdog.stubs())
         if left := kill_session(self.process.pid):
             log(f"killed {left} process(es) that outlived tritonserver (stubs stuck without it)")
-        if self.watchdog:
-            remove_regions(self.watchdog.stubs())
         self.serving.clear()
         self.watchdog = self.readiness = None
         if reaper:

@@ -52,13 +52,18 @@ def is_alive(pid: int) -> bool:
     return fields is not None and not is_zombie(fields)
 
 
-def children(parent: int) -> list[int]:
-    """The processes whose parent is ``parent``."""
+def _processes_with(field: int, value: int) -> list[tuple[int, list[str]]]:
+    """``(pid, stat_fields)`` of the processes whose ``stat_fields[field]`` is ``value`` (1: parent, 2: group)."""
     found = []
     for entry in PROC.iterdir():
-        if entry.name.isdigit() and (fields := stat_fields(int(entry.name))) and fields[1] == str(parent):
-            found.append(int(entry.name))
+        if entry.name.isdigit() and (fields := stat_fields(int(entry.name))) and fields[field] == str(value):
+            found.append((int(entry.name), fields))
     return found
+
+
+def children(parent: int) -> list[int]:
+    """The processes whose parent is ``parent``."""
+    return [pid for pid, _ in _processes_with(1, parent)]
 
 
 def parse_stub(pid: int, repository: Path) -> Stub | None:
@@ -137,12 +142,7 @@ def reap_orphans(keep: int | None = None) -> int:
 
 def group_members(group: int) -> list[int]:
     """The living processes of process group ``group`` (zombies left out: they have already died)."""
-    found = []
-    for entry in PROC.iterdir():
-        if entry.name.isdigit() and (fields := stat_fields(int(entry.name))) and fields[2] == str(group):
-            if not is_zombie(fields):
-                found.append(int(entry.name))
-    return found
+    return [pid for pid, fields in _processes_with(2, group) if not is_zombie(fields)]
 
 
 def kill_session(server_pid: int, timeout: float = 5.0) -> int:
