@@ -13,6 +13,10 @@ scored the same way (lower-cased, 0-9a-z): the variable-width lines as the proje
 sets' lines as drawn, at full resolution, since squashing them to 32x100 suits only a reader built for it.
 Then the project also reads on one thread, as the peers do, so that the times per line compare.
 
+With ``--against``, other weights read the same lines too, and each set reports how many more lines the weights
+evaluated read exactly, line by line, with a 95 % interval: whether new weights read a set worse than the shipped
+ones, which their accuracies on two runs' lines could not tell apart within a point.
+
 ``scripts/evaluate.py`` is its command line.
 """
 
@@ -31,7 +35,7 @@ from .benchmark import time_engine
 from .checkpoint import CheckpointMismatchError, checkpoint_width, load_model
 from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
-from .metrics import Scores, look_alike_accuracy, score
+from .metrics import Scores, look_alike_accuracy, paired_difference, score
 from .model import STRModel
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
@@ -193,8 +197,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--by-face", type=int, default=0, metavar="N",
                         help="also read N variable-width lines in each face of the --sets on its own")
     parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
+    parser.add_argument("--against", type=Path, metavar="CHECKPOINT",
+                        help="other weights that read the same lines in-process: each set's difference, line by line")
     parser.add_argument("--json", type=Path, help="write the results here")
     return parser.parse_args(argv)
+
+
+def _compared(samples: list[Sample], readings: list[Reading], theirs: list[Reading]) -> dict:
+    """The other weights' word accuracy on ``samples`` and the difference to ``readings``', line by line."""
+    truths, their_texts = [s.text for s in samples], [r.text for r in theirs]
+    difference = paired_difference([r.text for r in readings], their_texts, truths)
+    print(f"  against the other weights: {difference}")
+    return {"word_accuracy": score(their_texts, truths).word_accuracy, "difference": difference.difference,
+            "margin": difference.margin, "only_these": difference.only_first, "only_those": difference.only_second}
+
+
+def print_worst_difference(sets: dict[str, dict], against: Path) -> None:
+    name, worst = min(((name, r["against"]) for name, r in sets.items()), key=lambda item: item[1]["difference"])
+    print(f"against {against}: the set read least well by comparison is {name}, "
+          f"{worst['difference'] * 100:+.2f} points (95 % interval {worst['margin'] * 100:.2f})")
 
 
 def _recogniser(checkpoint: Path | None,
@@ -239,6 +260,12 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     engine = build_engine(model, choose_engine(args.engine, device), device, torch.get_num_threads(),
                           args.precision) if in_process else None
     recognizer = Recognizer(engine, max_lines=256) if engine else None
+    other = None
+    if args.against:
+        args.against, other_model = _recogniser(args.against, None)
+        other = Recognizer(build_engine(other_model, choose_engine(args.engine, device), device,
+                                        torch.get_num_threads(), args.precision), max_lines=256)
+        results["against"] = str(args.against)
     sets = {name: samples for group in args.sets
             for name, samples in draw_group(group, args.seed, args.count, keep_source=bool(peers)).items()}
     if peers:  # the first reads pay for allocations, in the project's process as in the peers'
@@ -253,12 +280,16 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         readings = read([s.image for s in samples])
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
+        if other:
+            results["sets"][name]["against"] = _compared(samples, readings, other.read([s.image for s in samples]))
     seconds_per_line = None
     if peers:
         lines = sum(len(samples) for samples in sets.values())
         seconds_per_line = {"project": reading_seconds / lines, **score_peers(sets, peers, read_peer, results)}
         results["seconds_per_line"] = seconds_per_line
     print(table(results["sets"], seconds_per_line))
+    if other:
+        print_worst_difference(results["sets"], args.against)
     if args.by_face:
         results["faces"] = {group: face_scores(group, args.seed, args.by_face, read) for group in args.sets}
         for group, rows in results["faces"].items():

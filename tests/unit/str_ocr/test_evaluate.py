@@ -7,6 +7,7 @@ import torch
 from str_ocr import STRModel, save_checkpoint
 from str_ocr.evaluate import FIXED_CHARS, draw_group, main, table
 from str_ocr.fonts import FONT_SETS
+from str_ocr_triton.config import served_weights
 
 
 def test_the_training_and_held_out_groups_draw_four_sets_each():
@@ -92,3 +93,19 @@ def test_a_file_that_is_no_recogniser_is_a_usage_error(tmp_path):
     torch.save({"weight": torch.zeros(2)}, tmp_path / "other.pth")
     with pytest.raises(SystemExit, match=r"evaluate: .*other.pth has no Prediction.weight"):
         main(["--checkpoint", str(tmp_path / "other.pth"), "--count", "1", "--sets", "current"])
+
+
+def test_against_compares_other_weights_on_the_same_lines(tmp_path, capsys):
+    torch.manual_seed(0)
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "untrained.pth")
+    shipped, _ = served_weights()
+    results = main(["--checkpoint", str(shipped), "--against", str(tmp_path / "untrained.pth"), "--count", "5",
+                    "--sets", "current", "--examples", "0"])
+    assert results["against"] == str(tmp_path / "untrained.pth")
+    for r in results["sets"].values():
+        compared = r["against"]
+        # Untrained weights read no line exactly: every line the shipped weights read counts for them alone.
+        assert compared["word_accuracy"] == 0 and compared["only_those"] == 0
+        assert compared["only_these"] == round(r["word_accuracy"] * 5) > 0
+        assert compared["difference"] == pytest.approx(r["word_accuracy"])
+    assert "the set read least well by comparison is" in capsys.readouterr().out
