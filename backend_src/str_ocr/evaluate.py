@@ -13,9 +13,9 @@ scored the same way (lower-cased, 0-9a-z): the variable-width lines as the proje
 sets' lines as drawn, at full resolution, since squashing them to 32x100 suits only a reader built for it.
 Then the project also reads on one thread, as the peers do, so that the times per line compare.
 
-With ``--against``, other weights read the same lines too, and each set reports how many more lines the weights
-evaluated read exactly, line by line, with a 95 % interval: whether new weights read a set worse than the shipped
-ones, which their accuracies on two runs' lines could not tell apart within a point.
+With ``--against``, other weights read the same lines too, and each set reports the difference in word accuracy,
+in points, line by line, with its 95 % interval: separate draws of 1,000 lines differ by about a point by chance
+alone, too much to see whether new weights read a set a few tenths worse than the shipped ones.
 
 ``scripts/evaluate.py`` is its command line.
 """
@@ -33,7 +33,7 @@ import torch
 
 from .benchmark import time_engine
 from .checkpoint import CheckpointMismatchError, checkpoint_width, load_model
-from .engines import ENGINES, PRECISIONS, build_engine, choose_engine
+from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
 from .metrics import Scores, look_alike_accuracy, paired_difference, score
 from .model import STRModel
@@ -200,22 +200,33 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--against", type=Path, metavar="CHECKPOINT",
                         help="other weights that read the same lines in-process: each set's difference, line by line")
     parser.add_argument("--json", type=Path, help="write the results here")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.against and args.count < 2:
+        parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
+    return args
 
 
-def _compared(samples: list[Sample], readings: list[Reading], theirs: list[Reading]) -> dict:
-    """The other weights' word accuracy on ``samples`` and the difference to ``readings``', line by line."""
-    truths, their_texts = [s.text for s in samples], [r.text for r in theirs]
-    difference = paired_difference([r.text for r in readings], their_texts, truths)
-    print(f"  against the other weights: {difference}")
-    return {"word_accuracy": score(their_texts, truths).word_accuracy, "difference": difference.difference,
-            "margin": difference.margin, "only_these": difference.only_first, "only_those": difference.only_second}
+def compared(samples: list[Sample], evaluated: list[Reading], against: list[Reading]) -> dict:
+    """The ``--against`` weights' word accuracy on ``samples``, and the evaluated weights' difference to it, line
+    by line."""
+    truths, against_texts = [s.text for s in samples], [r.text for r in against]
+    difference = paired_difference([r.text for r in evaluated], against_texts, truths)
+    print(f"  evaluated less --against: {difference.difference * 100:+.2f} points (95 % interval "
+          f"+-{difference.margin * 100:.2f}): {difference.only_first} lines read only by the evaluated weights, "
+          f"{difference.only_second} only by --against's")
+    return {"word_accuracy": score(against_texts, truths).word_accuracy, "difference": difference.difference,
+            "margin": difference.margin, "only_evaluated": difference.only_first,
+            "only_against": difference.only_second}
 
 
 def print_worst_difference(sets: dict[str, dict], against: Path) -> None:
     name, worst = min(((name, r["against"]) for name, r in sets.items()), key=lambda item: item[1]["difference"])
     print(f"against {against}: the set read least well by comparison is {name}, "
-          f"{worst['difference'] * 100:+.2f} points (95 % interval {worst['margin'] * 100:.2f})")
+          f"{worst['difference'] * 100:+.2f} points (95 % interval +-{worst['margin'] * 100:.2f})")
+
+
+def _in_process_engine(model: STRModel, args: argparse.Namespace, device: torch.device) -> Engine:
+    return build_engine(model, choose_engine(args.engine, device), device, torch.get_num_threads(), args.precision)
 
 
 def _recogniser(checkpoint: Path | None,
@@ -257,14 +268,12 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         print(f"evaluate: {warning}")
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed, "sets": {}}
     in_process = not args.url or args.speed
-    engine = build_engine(model, choose_engine(args.engine, device), device, torch.get_num_threads(),
-                          args.precision) if in_process else None
+    engine = _in_process_engine(model, args, device) if in_process else None
     recognizer = Recognizer(engine, max_lines=256) if engine else None
     other = None
     if args.against:
         args.against, other_model = _recogniser(args.against, None)
-        other = Recognizer(build_engine(other_model, choose_engine(args.engine, device), device,
-                                        torch.get_num_threads(), args.precision), max_lines=256)
+        other = Recognizer(_in_process_engine(other_model, args, device), max_lines=256)
         results["against"] = str(args.against)
     sets = {name: samples for group in args.sets
             for name, samples in draw_group(group, args.seed, args.count, keep_source=bool(peers)).items()}
@@ -281,7 +290,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
         if other:
-            results["sets"][name]["against"] = _compared(samples, readings, other.read([s.image for s in samples]))
+            results["sets"][name]["against"] = compared(samples, readings, other.read([s.image for s in samples]))
     seconds_per_line = None
     if peers:
         lines = sum(len(samples) for samples in sets.values())

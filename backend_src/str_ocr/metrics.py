@@ -63,6 +63,7 @@ class PairedDifference:
     only_first: int
     """Lines the first reads exactly and the second does not."""
     only_second: int
+    """Lines the second reads exactly and the first does not."""
 
     @property
     def difference(self) -> float:
@@ -71,16 +72,16 @@ class PairedDifference:
 
     @property
     def margin(self) -> float:
-        """Half the 95 % interval of ``difference``. Lines both read alike add nothing to it, so the same lines read
-        by both tell two weights apart far more surely than each weight's accuracy on its own lines would."""
-        if self.lines < 2:
-            return float("inf")
+        """Half the 95 % interval of ``difference`` (normal approximation over lines scored +1, 0 or -1). Only the
+        lines one reads and the other does not spread it, so the same lines read by both tell two weights apart
+        far more surely than each weight's accuracy on its own lines would; with a handful of such lines or none
+        it claims more certainty than they give."""
         spread = (self.only_first + self.only_second) / self.lines - self.difference ** 2
         return 1.96 * math.sqrt(max(0.0, spread) / (self.lines - 1))
 
-    def __str__(self) -> str:
-        return (f"{self.difference * 100:+.2f} points (95 % interval {self.margin * 100:.2f}): {self.only_first} lines "
-                f"read only by the first, {self.only_second} only by the second, of {self.lines}")
+    def __post_init__(self) -> None:
+        if self.lines < 2:
+            raise ValueError(f"a difference between two readers needs at least 2 lines, got {self.lines}")
 
 
 def paired_difference(first: Sequence[str], second: Sequence[str], truths: Sequence[str]) -> PairedDifference:

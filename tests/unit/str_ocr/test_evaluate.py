@@ -105,7 +105,22 @@ def test_against_compares_other_weights_on_the_same_lines(tmp_path, capsys):
     for r in results["sets"].values():
         compared = r["against"]
         # Untrained weights read no line exactly: every line the shipped weights read counts for them alone.
-        assert compared["word_accuracy"] == 0 and compared["only_those"] == 0
-        assert compared["only_these"] == round(r["word_accuracy"] * 5) > 0
+        assert compared["word_accuracy"] == 0 and compared["only_against"] == 0
+        assert compared["only_evaluated"] == round(r["word_accuracy"] * 5) > 0
         assert compared["difference"] == pytest.approx(r["word_accuracy"])
-    assert "the set read least well by comparison is" in capsys.readouterr().out
+    assert "the set read least well by comparison is current: " in capsys.readouterr().out
+
+
+def test_weights_against_themselves_read_every_line_alike():
+    shipped, _ = served_weights()
+    results = main(["--checkpoint", str(shipped), "--against", str(shipped), "--count", "40",
+                    "--sets", "held-out", "--examples", "0"])
+    # Some lines are misread, and each the same way by both: the other weights read the very same lines.
+    assert min(r["word_accuracy"] for r in results["sets"].values()) < 1
+    assert all(r["against"]["only_evaluated"] == r["against"]["only_against"] == 0 == r["against"]["margin"]
+               for r in results["sets"].values())
+
+
+def test_against_needs_two_lines_a_set():
+    with pytest.raises(SystemExit):
+        main(["--checkpoint", "x.pth", "--against", "y.pth", "--count", "1"])

@@ -1,5 +1,8 @@
 """Scores of readings against the truth."""
 
+import math
+import statistics
+
 import pytest
 
 from str_ocr.metrics import look_alike_accuracy, paired_difference, score
@@ -22,10 +25,15 @@ def test_a_paired_difference_counts_only_the_lines_one_reader_gets_right():
     difference = paired_difference(["ab", "cd", "xx", "gh"], ["ab", "xx", "ef", "yy"], truths)
     assert (difference.only_first, difference.only_second, difference.lines) == (2, 1, 4)
     assert difference.difference == pytest.approx(0.25)
-    assert 0 < difference.margin < 1
+    per_line = [0, 1, -1, 1]  # +1 where only the first reads the line, -1 where only the second does
+    assert difference.margin == pytest.approx(1.96 * statistics.stdev(per_line) / math.sqrt(len(per_line)))
 
 
-def test_readers_that_agree_on_every_line_differ_by_nothing_surely():
-    truths = ["ab", "cd", "ef"]
-    difference = paired_difference(["ab", "xx", "ef"], ["ab", "xx", "ef"], truths)
+def test_readers_that_agree_on_every_line_differ_by_nothing():
+    difference = paired_difference(["ab", "xx", "ef"], ["ab", "xx", "ef"], ["ab", "cd", "ef"])
     assert difference.difference == 0 and difference.margin == 0
+
+
+def test_a_difference_needs_two_lines():
+    with pytest.raises(ValueError, match="at least 2 lines, got 1"):
+        paired_difference(["a"], ["a"], ["a"])
