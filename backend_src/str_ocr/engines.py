@@ -12,8 +12,8 @@ width, and one that takes the widths as a second input and masks the columns pas
 | ``openvino``  | CPU     | f32, bf16 (where the CPU has it natively) |
 
 ``auto`` (``choose_engine``, ``choose_precision``) picks OpenVINO in bf16 on a CPU with native bf16, ONNX Runtime
-on another CPU, torch on a GPU: the fastest engine of each whose word accuracy is within 0.15 points of f32's
-(``docs/model.md``).
+on another CPU, torch on a GPU: the fastest engine of each whose word accuracy is within a few tenths of a point
+of f32's (``docs/model.md``).
 """
 
 from __future__ import annotations

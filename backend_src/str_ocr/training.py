@@ -90,7 +90,8 @@ Alone, each round reads the extended and held-out faces better and the current f
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
         --output shipped-1.pth
     blend_weights.py shipped-1.pth training_rounds/round3/str_64ch.pth --share 0.3 --output shipped-2.pth
-    blend_weights.py shipped-2.pth training_rounds/round5/str_64ch.pth --share 0.3 \\
+    blend_weights.py shipped-2.pth training_rounds/round5/str_64ch.pth --share 0.3 --output shipped-3.pth
+    blend_weights.py shipped-3.pth training_rounds/round12-gpu/str_64ch.pth --share 0.3 \\
         --output model_repository/text_recognition/1/str_64ch.pth
 
 Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoint-minutes`` and at each
