@@ -211,9 +211,8 @@ def compared(samples: list[Sample], evaluated: list[Reading], against: list[Read
     by line."""
     truths, against_texts = [s.text for s in samples], [r.text for r in against]
     difference = paired_difference([r.text for r in evaluated], against_texts, truths)
-    print(f"  evaluated less --against: {difference.difference * 100:+.2f} points (95 % interval "
-          f"+-{difference.margin * 100:.2f}): {difference.only_first} lines read only by the evaluated weights, "
-          f"{difference.only_second} only by --against's")
+    print(f"  evaluated less --against: {_points(difference.difference, difference.margin)}: {difference.only_first} "
+          f"lines read only by the evaluated weights, {difference.only_second} only by --against's")
     return {"word_accuracy": score(against_texts, truths).word_accuracy, "difference": difference.difference,
             "margin": difference.margin, "only_evaluated": difference.only_first,
             "only_against": difference.only_second}
@@ -222,7 +221,11 @@ def compared(samples: list[Sample], evaluated: list[Reading], against: list[Read
 def print_worst_difference(sets: dict[str, dict], against: Path) -> None:
     name, worst = min(((name, r["against"]) for name, r in sets.items()), key=lambda item: item[1]["difference"])
     print(f"against {against}: the set read least well by comparison is {name}, "
-          f"{worst['difference'] * 100:+.2f} points (95 % interval +-{worst['margin'] * 100:.2f})")
+          f"{_points(worst['difference'], worst['margin'])}")
+
+
+def _points(difference: float, margin: float) -> str:
+    return f"{difference * 100:+.2f} points (95 % interval +-{margin * 100:.2f})"
 
 
 def _in_process_engine(model: STRModel, args: argparse.Namespace, device: torch.device) -> Engine:

@@ -68,7 +68,7 @@ class PairedDifference:
     @property
     def difference(self) -> float:
         """The first's word accuracy less the second's."""
-        return (self.only_first - self.only_second) / max(1, self.lines)
+        return (self.only_first - self.only_second) / self.lines  # at least 2: __post_init__
 
     @property
     def margin(self) -> float:

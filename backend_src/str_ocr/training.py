@@ -78,9 +78,9 @@ little more of the current faces (flags as round 5 otherwise):
 ``training_rounds/round12-gpu`` trains the shipped weights on for 7.5 minutes on one H200 (16 cores) beside a
 96-channel run from round 9, then 3 more alone, with the faces packed (``scripts/pack_faces.py``) and batches of 128:
 
-    STR_OCR_FONT_ROOT=$PWD/faces train.py --init model_repository/text_recognition/1/str_64ch.pth \
-        --output-channels 64 ... --earlier-share 0.55 --batch-size 128 --val-every 1000 --held-out-size 1024 \
-        --checkpoint-minutes 1 --workers 7 --lr 3e-4 --average-decay 0.999 --time-budget 7.5 --seed 90 \
+    STR_OCR_FONT_ROOT=$PWD/faces train.py --init model_repository/text_recognition/1/str_64ch.pth \\
+        --output-channels 64 ... --earlier-share 0.55 --batch-size 128 --val-every 1000 --held-out-size 1024 \\
+        --checkpoint-minutes 1 --workers 7 --lr 3e-4 --average-decay 0.999 --time-budget 7.5 --seed 90 \\
         --run-dir runs/gpu64                                              # round 5's flags otherwise
     ... train.py --init training_rounds/round9-96ch/str_96ch.pth --output-channels 96 ... --seed 91 --run-dir runs/gpu96
     ... train.py --init runs/gpu64/model.pth ... --workers 15 --lr 1e-4 --time-budget 3 --seed 92 --run-dir runs/gpu64b
