@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont, features
 
@@ -63,6 +64,11 @@ class Variety:
     old_style_figures: float = 0.0
     """Lines (not crops) drawn with their face's old-style figures (OpenType ``onum``) where it has them: digits that
     rise and descend like letters, 0 round as o and 1 small as i, as some faces draw digits by default."""
+    warped_glyphs: float = 0.0
+    """Lines (not crops) whose glyphs are bent by a smooth random displacement of up to 6 % of the font size, so
+    that each face is also seen in shapes near its own, as other faces draw the same letters."""
+    thin: float = 0.0
+    """Lines (not crops) of 36 pixels or more drawn a pixel thinner than their face, as its light weights are."""
 
 
 @lru_cache(maxsize=1024)
@@ -151,7 +157,24 @@ class TextLineSynth:
         canvas = Image.new("L", (right - left + sum(margin_x), bottom - top + sum(margin_y)), background)
         ImageDraw.Draw(canvas).text((margin_x[0] - left, margin_y[0] - top), shown, font=font, fill=ink,
                                     stroke_width=stroke, stroke_fill=ink, features=features)
+        if stroke == 0 and size >= 36 and self._chance(self.variety.thin):
+            canvas = _thinned(canvas, ink, background)
+        if self._chance(self.variety.warped_glyphs):
+            canvas = self._warped(canvas, size, background)
         return self._distort(self._stretched(canvas), background)
+
+    def _warped(self, image: Image.Image, size: int, background: int) -> Image.Image:
+        """``image`` displaced by a smooth random field: a coarse grid of offsets (one knot every half font size)
+        interpolated over the pixels, each offset up to 6 % of ``size``."""
+        height, width = image.height, image.width
+        knots = (max(2, round(2 * height / size) + 1), max(2, round(2 * width / size) + 1))
+        amplitude = self.rng.uniform(0.02, 0.06) * size
+        fields = [cv2.resize(self.noise.uniform(-amplitude, amplitude, knots).astype(np.float32), (width, height),
+                             interpolation=cv2.INTER_CUBIC) for _ in range(2)]
+        columns, rows = np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32))
+        warped = cv2.remap(np.asarray(image), columns + fields[0], rows + fields[1], cv2.INTER_LINEAR,
+                           borderMode=cv2.BORDER_CONSTANT, borderValue=background)
+        return Image.fromarray(warped)
 
     def _stretched(self, image: Image.Image) -> Image.Image:
         if not self._chance(self.variety.stretch):
@@ -205,6 +228,11 @@ class TextLineSynth:
         text = self.random_text(max_chars)
         line, drawn = self._render(text, width)
         return Sample(line, text, np.asarray(drawn) if self.keep_source else None)
+
+
+def _thinned(image: Image.Image, ink: int, background: int) -> Image.Image:
+    """``image`` with each stroke a pixel thinner on each side: the ground's level spread over the ink's edge."""
+    return image.filter(ImageFilter.MaxFilter(3) if ink < background else ImageFilter.MinFilter(3))
 
 
 def unshaped_warning() -> str | None:

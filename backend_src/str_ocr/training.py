@@ -283,7 +283,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
               "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping",
               "crops": "lines drawn as a detector's crops (str_ocr.crop_effects)",
               "balanced_kinds": "lines whose face is drawn kind first, every kind equally often",
-              "old_style_figures": "lines drawn with old-style figures where the face has them"}
+              "old_style_figures": "lines drawn with old-style figures where the face has them",
+              "warped_glyphs": "lines whose glyphs are bent by a smooth random displacement",
+              "thin": "lines drawn a pixel thinner than their face"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")

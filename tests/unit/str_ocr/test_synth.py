@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from PIL import ImageDraw
+from PIL import Image, ImageDraw
 
 from str_ocr import ALPHABET, INPUT_HEIGHT
 from str_ocr import fonts, synth as synth_module
@@ -43,7 +43,7 @@ def test_polarity_is_chosen_by_the_variety(share, light_text):
 
 
 @pytest.mark.parametrize("variety", [Variety(stretch=1.0), Variety(heavy=1.0), Variety(basic_layout=1.0),
-                                     Variety(crops=1.0)])
+                                     Variety(crops=1.0), Variety(warped_glyphs=1.0), Variety(thin=1.0)])
 def test_each_variation_changes_the_lines(variety):
     plain, varied = TextLineSynth(4), TextLineSynth(4, variety=variety)
     pairs = [(plain.sample(), varied.sample()) for _ in range(10)]
@@ -74,6 +74,29 @@ def test_old_style_figures_are_asked_of_the_face_as_often_as_the_variety_says(mo
     for _ in range(20):
         synth.sample()
     assert len(asked) == 20 and features in asked and all(kind in (features, None) for kind in asked)
+
+
+@pytest.mark.parametrize("ink, background", [(20, 230), (230, 20)])
+def test_thinning_takes_ink_away_in_either_polarity(ink, background):
+    canvas = Image.new("L", (120, 48), background)
+    ImageDraw.Draw(canvas).text((4, 4), "Held", font=synth_module._font(fonts.font_files("core")[0], 36), fill=ink)
+    thinned = synth_module._thinned(canvas, ink, background)
+    assert 0 < _inked(thinned, background) < 0.8 * _inked(canvas, background)
+
+
+def _inked(image: Image.Image, background: int) -> int:
+    return int((abs(np.asarray(image, np.int16) - background) > 100).sum())
+
+
+def test_warped_glyphs_move_the_ink_a_little_and_keep_the_line_and_its_ground():
+    synth = TextLineSynth(8)
+    canvas = Image.new("L", (240, 60), 210)
+    ImageDraw.Draw(canvas).text((8, 6), "Warped 42", font=synth_module._font(fonts.font_files("core")[0], 40), fill=30)
+    warped = np.asarray(synth._warped(canvas, 40, 210), np.int16)
+    before = np.asarray(canvas, np.int16)
+    assert warped.shape == before.shape and (warped != before).any()
+    assert warped[0].min() > 150 and warped[:, -1].min() > 150  # the ground stays ground at the edges
+    assert 0.7 < _inked(warped, 210) / _inked(canvas, 210) < 1.3  # bent, not erased or smeared
 
 
 def test_crops_are_grey_lines_32_high_in_both_widths():
