@@ -85,6 +85,13 @@ little more of the current faces (flags as round 5 otherwise):
     ... train.py --init training_rounds/round9-96ch/str_96ch.pth --output-channels 96 ... --seed 91 --run-dir runs/gpu96
     ... train.py --init runs/gpu64/model.pth ... --workers 15 --lr 1e-4 --time-budget 3 --seed 92 --run-dir runs/gpu64b
 
+``training_rounds/round13`` trains the shipped weights on with some glyphs bent and some strokes thinned (flags as
+round 11 otherwise):
+
+    train.py --init model_repository/text_recognition/1/str_64ch.pth ... --earlier-share 0.55 --warped-glyphs 0.3 \\
+        --thin 0.15 --lr 1.5e-4 --average-decay 0.9995 --time-budget 95 --seed 100 --val-every 600 --threads 2 \\
+        --run-dir runs/round13
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
