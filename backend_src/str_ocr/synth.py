@@ -5,7 +5,8 @@ codes) drawn in a random face of the set (``str_ocr.fonts``: ``training`` unless
 and polarity, then distorted the way photographed and scanned text is: margins, slight rotation and
 shear, blur, noise, low contrast, JPEG artefacts. The result goes through ``preprocess.resize_line``,
 as served images do. ``Variety`` adds more: light-on-dark lines, faces stretched or squeezed, drawn
-heavier, laid out without shaping, or drawn as a detector's crops (``crop_effects``).
+heavier or thinner, laid out without shaping, with their glyphs bent, or drawn as a detector's crops
+(``crop_effects``).
 
     synth = TextLineSynth(seed=1)
     sample = synth.sample()                      # variable width: height 32, aspect ratio kept
@@ -37,6 +38,11 @@ FIXED_MAX_CHARS = 12
 """Longest string drawn into the tutorial's fixed 32x100 input: past about 12 characters each one
 is squeezed under 8 pixels wide (2 time steps), which a reader of 32-pixel-high text cannot resolve."""
 
+THIN_MIN_SIZE = 36
+"""Smallest font size thinned: below it, thinning erases more of a serif face's hairlines."""
+WARP_AMPLITUDE = (0.02, 0.06)
+"""Range of the largest offset at a knot of the glyph-bending field, as a share of the font size."""
+
 VOWELS, CONSONANTS = "aeiou", "bcdfghjklmnprstvwyz"
 ONSETS = [*CONSONANTS, "br", "ch", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr", "wh"]
 CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "ng", "ck", "st", "nd", "rt"]
@@ -65,10 +71,12 @@ class Variety:
     """Lines (not crops) drawn with their face's old-style figures (OpenType ``onum``) where it has them: digits that
     rise and descend like letters, 0 round as o and 1 small as i, as some faces draw digits by default."""
     warped_glyphs: float = 0.0
-    """Lines (not crops) whose glyphs are bent by a smooth random displacement of up to 6 % of the font size, so
-    that each face is also seen in shapes near its own, as other faces draw the same letters."""
+    """Lines (not crops) whose glyphs are bent by a smooth random displacement (``TextLineSynth._warped``), so that
+    each face is also seen in shapes near its own, as other faces draw the same letters."""
     thin: float = 0.0
-    """Lines (not crops) of 36 pixels or more drawn a pixel thinner than their face, as its light weights are."""
+    """Lines (not crops, not drawn heavier) in a font size of ``THIN_MIN_SIZE`` or more whose strokes are thinned
+    (``_thinned``), as light weights of their face would draw them; the share of all lines is smaller by the lines
+    that are neither."""
 
 
 @lru_cache(maxsize=1024)
@@ -157,22 +165,23 @@ class TextLineSynth:
         canvas = Image.new("L", (right - left + sum(margin_x), bottom - top + sum(margin_y)), background)
         ImageDraw.Draw(canvas).text((margin_x[0] - left, margin_y[0] - top), shown, font=font, fill=ink,
                                     stroke_width=stroke, stroke_fill=ink, features=features)
-        if stroke == 0 and size >= 36 and self._chance(self.variety.thin):
+        if stroke == 0 and size >= THIN_MIN_SIZE and self._chance(self.variety.thin):
             canvas = _thinned(canvas, ink, background)
         if self._chance(self.variety.warped_glyphs):
             canvas = self._warped(canvas, size, background)
         return self._distort(self._stretched(canvas), background)
 
     def _warped(self, image: Image.Image, size: int, background: int) -> Image.Image:
-        """``image`` displaced by a smooth random field: a coarse grid of offsets (one knot every half font size)
-        interpolated over the pixels, each offset up to 6 % of ``size``."""
+        """``image`` displaced by a smooth random field: random offsets on a grid of knots half a font size apart,
+        each up to ``WARP_AMPLITUDE`` of ``size``, interpolated cubically between them (which can overshoot a knot's
+        offset). Ink moved past the edge is lost; the ground fills what is uncovered."""
         height, width = image.height, image.width
-        knots = (max(2, round(2 * height / size) + 1), max(2, round(2 * width / size) + 1))
-        amplitude = self.rng.uniform(0.02, 0.06) * size
-        fields = [cv2.resize(self.noise.uniform(-amplitude, amplitude, knots).astype(np.float32), (width, height),
-                             interpolation=cv2.INTER_CUBIC) for _ in range(2)]
+        knot_rows, knot_columns = max(2, round(2 * height / size) + 1), max(2, round(2 * width / size) + 1)
+        amplitude = self.rng.uniform(*WARP_AMPLITUDE) * size
+        dx, dy = (cv2.resize(self.noise.uniform(-amplitude, amplitude, (knot_rows, knot_columns)).astype(np.float32),
+                             (width, height), interpolation=cv2.INTER_CUBIC) for _ in range(2))
         columns, rows = np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32))
-        warped = cv2.remap(np.asarray(image), columns + fields[0], rows + fields[1], cv2.INTER_LINEAR,
+        warped = cv2.remap(np.asarray(image), columns + dx, rows + dy, cv2.INTER_LINEAR,
                            borderMode=cv2.BORDER_CONSTANT, borderValue=background)
         return Image.fromarray(warped)
 
@@ -231,7 +240,8 @@ class TextLineSynth:
 
 
 def _thinned(image: Image.Image, ink: int, background: int) -> Image.Image:
-    """``image`` with each stroke a pixel thinner on each side: the ground's level spread over the ink's edge."""
+    """``image`` with the ground spread a pixel into the ink from every side (a 3x3 rank filter): each stroke about
+    two pixels thinner, a hairline of one or two pixels gone."""
     return image.filter(ImageFilter.MaxFilter(3) if ink < background else ImageFilter.MinFilter(3))
 
 

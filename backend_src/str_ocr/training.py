@@ -141,7 +141,7 @@ from str_ocr.packing import pad_to_width
 from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
 from str_ocr.engines import TorchEngine
 from str_ocr.recognizer import Recognizer
-from str_ocr.synth import Sample, TextLineSynth, Variety, ctc_feasible, unshaped_warning
+from str_ocr.synth import THIN_MIN_SIZE, Sample, TextLineSynth, Variety, ctc_feasible, unshaped_warning
 from str_ocr.text import encode
 
 VALIDATION_SEED_OFFSET = 1_000_003
@@ -292,7 +292,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
               "balanced_kinds": "lines whose face is drawn kind first, every kind equally often",
               "old_style_figures": "lines drawn with old-style figures where the face has them",
               "warped_glyphs": "lines whose glyphs are bent by a smooth random displacement",
-              "thin": "lines drawn a pixel thinner than their face"}
+              "thin": f"lines in a font size of {THIN_MIN_SIZE} or more, not drawn heavier, whose strokes are thinned"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")

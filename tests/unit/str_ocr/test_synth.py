@@ -76,27 +76,43 @@ def test_old_style_figures_are_asked_of_the_face_as_often_as_the_variety_says(mo
     assert len(asked) == 20 and features in asked and all(kind in (features, None) for kind in asked)
 
 
+@pytest.mark.parametrize("share, drawn", [(0.0, False), (1.0, True)])
+def test_glyphs_are_bent_and_thinned_as_often_as_the_variety_says(monkeypatch, share, drawn):
+    applied = []
+    warped, thinned = TextLineSynth._warped, synth_module._thinned
+    monkeypatch.setattr(TextLineSynth, "_warped", lambda *a: applied.append("warped") or warped(*a))
+    monkeypatch.setattr(synth_module, "_thinned", lambda *a: applied.append("thinned") or thinned(*a))
+    synth = TextLineSynth(5, variety=Variety(warped_glyphs=share, thin=share))
+    for _ in range(30):
+        synth.sample()
+    assert ({"warped", "thinned"} <= set(applied)) == drawn and (applied == []) != drawn
+    if drawn:
+        assert applied.count("warped") == 30  # every line; thinning only those of THIN_MIN_SIZE or more
+
+
 @pytest.mark.parametrize("ink, background", [(20, 230), (230, 20)])
-def test_thinning_takes_ink_away_in_either_polarity(ink, background):
+def test_thinning_takes_ink_away_in_either_polarity_and_leaves_the_strokes(ink, background):
     canvas = Image.new("L", (120, 48), background)
     ImageDraw.Draw(canvas).text((4, 4), "Held", font=synth_module._font(fonts.font_files("core")[0], 36), fill=ink)
     thinned = synth_module._thinned(canvas, ink, background)
-    assert 0 < _inked(thinned, background) < 0.8 * _inked(canvas, background)
+    assert 0.3 * _ink(canvas, background).sum() < _ink(thinned, background).sum() < 0.8 * _ink(canvas, background).sum()
 
 
-def _inked(image: Image.Image, background: int) -> int:
-    return int((abs(np.asarray(image, np.int16) - background) > 100).sum())
+def _ink(image: Image.Image | np.ndarray, background: int) -> np.ndarray:
+    return abs(np.asarray(image, np.int16) - background) > 100
 
 
-def test_warped_glyphs_move_the_ink_a_little_and_keep_the_line_and_its_ground():
-    synth = TextLineSynth(8)
-    canvas = Image.new("L", (240, 60), 210)
-    ImageDraw.Draw(canvas).text((8, 6), "Warped 42", font=synth_module._font(fonts.font_files("core")[0], 40), fill=30)
-    warped = np.asarray(synth._warped(canvas, 40, 210), np.int16)
-    before = np.asarray(canvas, np.int16)
-    assert warped.shape == before.shape and (warped != before).any()
-    assert warped[0].min() > 150 and warped[:, -1].min() > 150  # the ground stays ground at the edges
-    assert 0.7 < _inked(warped, 210) / _inked(canvas, 210) < 1.3  # bent, not erased or smeared
+@pytest.mark.parametrize("size", [28, 40, 56])
+def test_warped_glyphs_move_a_stroke_but_not_far(size):
+    canvas = Image.new("L", (200, 120), 210)
+    ImageDraw.Draw(canvas).rectangle((99, 10, 101, 110), fill=30)  # a vertical stroke: columns 99 to 101
+    moved = []
+    for seed in range(8):
+        after = _ink(TextLineSynth(seed)._warped(canvas, size, 210), 210)
+        assert 0.7 < after.sum() / _ink(canvas, 210).sum() < 1.3  # bent, not erased or smeared
+        moved.append(max(abs(np.flatnonzero(row).mean() - 100) for row in after if row.any()))
+    assert min(moved) > 0.25  # every field bends it
+    assert max(moved) < 2 * synth_module.WARP_AMPLITUDE[1] * size  # none further than a knot's offset can reach
 
 
 def test_crops_are_grey_lines_32_high_in_both_widths():
