@@ -35,7 +35,7 @@ from .benchmark import time_engine
 from .checkpoint import CheckpointMismatchError, checkpoint_width, load_model
 from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
-from .metrics import Scores, look_alike_accuracy, paired_difference, score
+from .metrics import Scores, confusions, look_alike_accuracy, paired_difference, score
 from .model import STRModel
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
@@ -50,6 +50,8 @@ a line squeezed into 100 pixels is read less well by any reader (see ``synth.FIX
 LENGTH_BUCKETS = [(1, 5), (6, 10), (11, 15), (16, 20), (21, 25)]
 WIDTHS = {"fixed 32x100": (TUTORIAL_WIDTH, FIXED_CHARS), "variable width": (None, MAX_CHARS)}
 POLARITIES = {"dark on light": 0.0, "light on dark": 1.0}
+CONFUSIONS_SHOWN = 8
+"""Character edits shown per set, most frequent first ("0>o 31": a 0 read as o; "-" for nothing)."""
 
 ServedReader = Callable[[str, list, str], list[Reading]]
 """``read(url, images, model)``: the readings of ``images`` by the served ``model`` at ``url``."""
@@ -104,7 +106,11 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
     for truth, reading in mistakes[:examples]:
         print(f"  mistake: {truth!r} read as {reading!r}")
     shown = [{"truth": t, "read": r} for t, r in mistakes[:examples]]
-    return {**overall_dict, "by_length": by_length, "mistakes": shown}
+    most_often = confusions(texts, truths).most_common(CONFUSIONS_SHOWN)
+    if most_often:
+        print("  most often misread: " + ", ".join(f"{t or '-'}>{r or '-'} {n}" for (t, r), n in most_often))
+    return {**overall_dict, "by_length": by_length, "mistakes": shown,
+            "confusions": [{"truth": t, "read": r, "count": n} for (t, r), n in most_often]}
 
 
 PEER_NAMES_SHOWN = {"rapidocr": "RapidOCR (PP-OCRv4)", "easyocr": "EasyOCR (english_g2)"}

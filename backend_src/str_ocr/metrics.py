@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,36 @@ def edit_distance(a: str, b: str) -> int:
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
         previous = current
     return previous[-1]
+
+
+def edits(truth: str, reading: str) -> list[tuple[str, str]]:
+    """The character edits of one shortest alignment of ``reading`` to ``truth``, in order: ``(t, r)`` for a
+    character ``t`` read as ``r``, ``(t, "")`` for one missed and ``("", r)`` for one read that is not there."""
+    table = [[0] * (len(reading) + 1) for _ in range(len(truth) + 1)]
+    for i in range(len(truth) + 1):
+        for j in range(len(reading) + 1):
+            table[i][j] = i + j if not i or not j else min(
+                table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + (truth[i - 1] != reading[j - 1]))
+    found, i, j = [], len(truth), len(reading)
+    while i or j:
+        if i and j and table[i][j] == table[i - 1][j - 1] + (truth[i - 1] != reading[j - 1]):
+            if truth[i - 1] != reading[j - 1]:
+                found.append((truth[i - 1], reading[j - 1]))
+            i, j = i - 1, j - 1
+        elif i and table[i][j] == table[i - 1][j] + 1:
+            found.append((truth[i - 1], ""))
+            i -= 1
+        else:
+            found.append(("", reading[j - 1]))
+            j -= 1
+    return found[::-1]
+
+
+def confusions(readings: Sequence[str], truths: Sequence[str]) -> Counter[tuple[str, str]]:
+    """How often each character edit (``edits``) turns a truth into its reading, over all lines: which characters a
+    reader takes for which."""
+    _check_paired(readings, truths)
+    return Counter(edit for r, t in zip(readings, truths) if r != t for edit in edits(t, r))
 
 
 @dataclass(frozen=True)

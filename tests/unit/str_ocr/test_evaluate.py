@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from str_ocr import STRModel, save_checkpoint
-from str_ocr.evaluate import FIXED_CHARS, draw_group, main, table
+from str_ocr.evaluate import CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, main, table
 from str_ocr.fonts import FONT_SETS
 from str_ocr_triton.config import served_weights
 
@@ -42,6 +42,9 @@ def test_main_reports_every_set_and_ends_with_the_table(tmp_path, capsys):
     assert all(0 <= r["word_accuracy"] <= r["look_alike_word_accuracy"] <= 1 and r["lines"] == 3
                for r in results["sets"].values())
     assert "| held-out: variable width, light on dark |" in capsys.readouterr().out
+    for r in results["sets"].values():  # untrained weights misread the lines: each edit names what they misread
+        assert 0 < len(r["confusions"]) <= CONFUSIONS_SHOWN
+        assert all(c["count"] > 0 and (c["truth"] or c["read"]) and c["truth"] != c["read"] for c in r["confusions"])
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
 """Scores of readings against the truth."""
 
 import math
+import random
 import statistics
+from collections import Counter
 
 import pytest
 
-from str_ocr.metrics import look_alike_accuracy, paired_difference, score
+from str_ocr.metrics import confusions, edit_distance, edits, look_alike_accuracy, paired_difference, score
 
 
 def test_look_alikes_count_as_one_only_among_themselves():
@@ -37,3 +39,29 @@ def test_readers_that_agree_on_every_line_differ_by_nothing():
 def test_a_difference_needs_two_lines():
     with pytest.raises(ValueError, match="at least 2 lines, got 1"):
         paired_difference(["a"], ["a"], ["a"])
+
+
+@pytest.mark.parametrize("truth, reading, expected", [
+    ("b70fi", "b7ofl", [("0", "o"), ("i", "l")]),
+    ("abc", "ac", [("b", "")]),
+    ("ac", "abc", [("", "b")]),
+    ("", "ab", [("", "a"), ("", "b")]),
+    ("same", "same", []),
+])
+def test_edits_name_each_character_read_wrong_missed_or_added(truth, reading, expected):
+    assert edits(truth, reading) == expected
+
+
+def test_edits_are_as_many_as_the_edit_distance_and_turn_the_truth_into_the_reading():
+    rng = random.Random(1)
+    for _ in range(500):
+        truth, reading = ("".join(rng.choice("ab0o1l") for _ in range(rng.randint(0, 8))) for _ in range(2))
+        found = edits(truth, reading)
+        assert len(found) == edit_distance(truth, reading)
+        taken, put = Counter(t for t, _ in found if t), Counter(r for _, r in found if r)
+        assert Counter(truth) - taken + put == Counter(reading)  # the characters no edit names are read as they are
+
+
+def test_confusions_count_edits_over_the_misread_lines():
+    counted = confusions(["xo", "o1", "ab", "c"], ["x0", "01", "ab", "cd"])
+    assert counted == {("0", "o"): 2, ("d", ""): 1}
