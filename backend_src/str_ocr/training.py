@@ -1,6 +1,6 @@
 """Training the recogniser with CTC on synthetic text lines (``scripts/train.py`` is its command line).
 
-The shipped weights blend four (``scripts/blend_weights.py``). The first, ``training_rounds/base``, came from four runs
+The shipped weights blend six (``scripts/blend_weights.py``). The first, ``training_rounds/base``, came from four runs
 of scripts/train.py: on one H100 with 16 cores,
 
     train.py --output-channels 64 --steps 40000 --time-budget 7.2 --batch-size 256 --workers 15 \\
@@ -98,7 +98,8 @@ Alone, each round reads the extended and held-out faces better and the current f
         --output shipped-1.pth
     blend_weights.py shipped-1.pth training_rounds/round3/str_64ch.pth --share 0.3 --output shipped-2.pth
     blend_weights.py shipped-2.pth training_rounds/round5/str_64ch.pth --share 0.3 --output shipped-3.pth
-    blend_weights.py shipped-3.pth training_rounds/round12-gpu/str_64ch.pth --share 0.3 \\
+    blend_weights.py shipped-3.pth training_rounds/round12-gpu/str_64ch.pth --share 0.3 --output shipped-4.pth
+    blend_weights.py shipped-4.pth training_rounds/round13/str_64ch.pth --share 0.3 \\
         --output model_repository/text_recognition/1/str_64ch.pth
 
 Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoint-minutes`` and at each
