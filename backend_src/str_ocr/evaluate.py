@@ -51,7 +51,7 @@ LENGTH_BUCKETS = [(1, 5), (6, 10), (11, 15), (16, 20), (21, 25)]
 WIDTHS = {"fixed 32x100": (TUTORIAL_WIDTH, FIXED_CHARS), "variable width": (None, MAX_CHARS)}
 POLARITIES = {"dark on light": 0.0, "light on dark": 1.0}
 CONFUSIONS_SHOWN = 8
-"""Character edits shown per set, most frequent first ("0>o 31": a 0 read as o; "-" for nothing)."""
+"""Character edits (``metrics.edits``) reported per set, most frequent first."""
 
 ServedReader = Callable[[str, list, str], list[Reading]]
 """``read(url, images, model)``: the readings of ``images`` by the served ``model`` at ``url``."""
@@ -108,6 +108,7 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
     shown = [{"truth": t, "read": r} for t, r in mistakes[:examples]]
     most_often = confusions(texts, truths).most_common(CONFUSIONS_SHOWN)
     if most_often:
+        # "0>o 31": a 0 read as o 31 times; "-" for nothing, a character missed or added
         print("  most often misread: " + ", ".join(f"{t or '-'}>{r or '-'} {n}" for (t, r), n in most_often))
     return {**overall_dict, "by_length": by_length, "mistakes": shown,
             "confusions": [{"truth": t, "read": r, "count": n} for (t, r), n in most_often]}

@@ -8,25 +8,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
+def _distance_table(a: str, b: str) -> list[list[int]]:
+    """``table[i][j]``: the edit distance between ``a[:i]`` and ``b[:j]``."""
+    table = [list(range(len(b) + 1))]
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            row.append(min(table[i - 1][j] + 1, row[j - 1] + 1, table[i - 1][j - 1] + (ca != cb)))
+        table.append(row)
+    return table
+
+
 def edit_distance(a: str, b: str) -> int:
     """Levenshtein distance: the fewest insertions, deletions and substitutions turning ``a`` into ``b``."""
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
+    return _distance_table(a, b)[-1][-1]
 
 
-def edits(truth: str, reading: str) -> list[tuple[str, str]]:
-    """The character edits of one shortest alignment of ``reading`` to ``truth``, in order: ``(t, r)`` for a
-    character ``t`` read as ``r``, ``(t, "")`` for one missed and ``("", r)`` for one read that is not there."""
-    table = [[0] * (len(reading) + 1) for _ in range(len(truth) + 1)]
-    for i in range(len(truth) + 1):
-        for j in range(len(reading) + 1):
-            table[i][j] = i + j if not i or not j else min(
-                table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + (truth[i - 1] != reading[j - 1]))
+def edits(reading: str, truth: str) -> list[tuple[str, str]]:
+    """The character edits turning ``truth`` into ``reading``, in order, along one shortest alignment (walked back
+    from the ends, a substitution preferred): ``(t, r)`` for a character ``t`` read as ``r``, ``(t, "")`` for one
+    missed and ``("", r)`` for one read that is not there."""
+    table = _distance_table(truth, reading)
     found, i, j = [], len(truth), len(reading)
     while i or j:
         if i and j and table[i][j] == table[i - 1][j - 1] + (truth[i - 1] != reading[j - 1]):
@@ -46,7 +48,7 @@ def confusions(readings: Sequence[str], truths: Sequence[str]) -> Counter[tuple[
     """How often each character edit (``edits``) turns a truth into its reading, over all lines: which characters a
     reader takes for which."""
     _check_paired(readings, truths)
-    return Counter(edit for r, t in zip(readings, truths) if r != t for edit in edits(t, r))
+    return Counter(edit for r, t in zip(readings, truths) if r != t for edit in edits(r, t))
 
 
 @dataclass(frozen=True)

@@ -46,17 +46,18 @@ def test_a_difference_needs_two_lines():
     ("abc", "ac", [("b", "")]),
     ("ac", "abc", [("", "b")]),
     ("", "ab", [("", "a"), ("", "b")]),
+    ("ab", "", [("a", ""), ("b", "")]),
     ("same", "same", []),
 ])
 def test_edits_name_each_character_read_wrong_missed_or_added(truth, reading, expected):
-    assert edits(truth, reading) == expected
+    assert edits(reading, truth) == expected
 
 
 def test_edits_are_as_many_as_the_edit_distance_and_turn_the_truth_into_the_reading():
     rng = random.Random(1)
     for _ in range(500):
         truth, reading = ("".join(rng.choice("ab0o1l") for _ in range(rng.randint(0, 8))) for _ in range(2))
-        found = edits(truth, reading)
+        found = edits(reading, truth)
         assert len(found) == edit_distance(truth, reading)
         taken, put = Counter(t for t, _ in found if t), Counter(r for _, r in found if r)
         assert Counter(truth) - taken + put == Counter(reading)  # the characters no edit names are read as they are
@@ -65,3 +66,8 @@ def test_edits_are_as_many_as_the_edit_distance_and_turn_the_truth_into_the_read
 def test_confusions_count_edits_over_the_misread_lines():
     counted = confusions(["xo", "o1", "ab", "c"], ["x0", "01", "ab", "cd"])
     assert counted == {("0", "o"): 2, ("d", ""): 1}
+
+
+def test_confusions_need_a_reading_per_truth():
+    with pytest.raises(ValueError, match="1 readings for 2 truths"):
+        confusions(["a"], ["a", "b"])
