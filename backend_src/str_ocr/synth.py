@@ -42,6 +42,9 @@ THIN_MIN_SIZE = 36
 """Smallest font size thinned: below it, thinning erases more of a serif face's hairlines."""
 WARP_AMPLITUDE = (0.02, 0.06)
 """Range of the largest offset at a knot of the glyph-bending field, as a share of the font size."""
+OLD_STYLE_SIZE, OLD_STYLE_STEP = 40, 0.08
+"""Font size at which ``has_old_style_figures`` measures a face's digits, and the least step between their heights
+(a share of that size) that it takes for old-style figures: lining figures stand within a pixel or two."""
 
 VOWELS, CONSONANTS = "aeiou", "bcdfghjklmnprstvwyz"
 ONSETS = [*CONSONANTS, "br", "ch", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr", "wh"]
@@ -77,6 +80,21 @@ class Variety:
     """Lines (not crops, not drawn heavier) in a font size of ``THIN_MIN_SIZE`` or more whose strokes are thinned
     (``_thinned``), as light weights of their face would draw them; the share of all lines is smaller by the lines
     that are neither."""
+    old_style_faces: float = 0.0
+    """Lines drawn in a face of the set that has old-style figures (``has_old_style_figures``), with them where
+    the line is not a crop: a set holds few such faces, and ``old_style_figures`` shows their figures only on the
+    lines that happen to draw one."""
+
+
+def has_old_style_figures(path: Path) -> bool:
+    """Whether the face draws old-style figures, its own or by OpenType ``onum`` (asked only where Pillow shapes
+    with Raqm): a 0 lower than an 8 and a 9 reaching below the 0, each by more than ``OLD_STYLE_STEP`` of the size."""
+    font = _font(path, OLD_STYLE_SIZE)
+    features = ["onum"] if font.layout_engine == ImageFont.Layout.RAQM else None
+    _, zero_top, _, zero_bottom = font.getbbox("0", features=features)
+    eight_top, nine_bottom = font.getbbox("8", features=features)[1], font.getbbox("9", features=features)[3]
+    step = OLD_STYLE_STEP * OLD_STYLE_SIZE
+    return zero_top - eight_top > step and nine_bottom - zero_bottom > step
 
 
 @lru_cache(maxsize=1024)
@@ -108,6 +126,11 @@ class TextLineSynth:
         self.kinds = by_kind(self.fonts)
         self.max_width = max_width
         self.variety = variety
+        self.old_style_fonts = [path for path in self.fonts if has_old_style_figures(path)] \
+            if variety.old_style_faces > 0 else []
+        if variety.old_style_faces > 0 and not self.old_style_fonts:
+            raise ValueError("Variety.old_style_faces draws faces with old-style figures, and this set has none: "
+                             "leave it at 0 or choose a set with such faces (the extended set has about a hundred)")
 
     # --- what the line says ---
 
@@ -148,8 +171,13 @@ class TextLineSynth:
     def _draw(self, shown: str) -> Image.Image:
         rng = self.rng
         size = rng.randint(28, 56)
-        kind_first = self._chance(self.variety.balanced_kinds)
-        path = rng.choice(rng.choice(self.kinds)) if kind_first else rng.choice(self.fonts)
+        old_style_face = self._chance(self.variety.old_style_faces)
+        if old_style_face:
+            path = rng.choice(self.old_style_fonts)
+        elif self._chance(self.variety.balanced_kinds):
+            path = rng.choice(rng.choice(self.kinds))
+        else:
+            path = rng.choice(self.fonts)
         font = _font(path, size, self._chance(self.variety.basic_layout))
         background, ink = self._colours()
         stroke = 1 if self._chance(self.variety.heavy) else 0
@@ -157,7 +185,8 @@ class TextLineSynth:
             crop, edge = crop_effects.draw_crop(shown, font, stroke, self.random_text(), _photo(rng.choice(PHOTOS)),
                                                 rng, self.noise)
             return self._distort(self._stretched(crop), edge)
-        old_style = self._chance(self.variety.old_style_figures) and font.layout_engine == ImageFont.Layout.RAQM
+        old_style = (old_style_face or self._chance(self.variety.old_style_figures)) \
+            and font.layout_engine == ImageFont.Layout.RAQM
         features = ["onum"] if old_style else None  # only Raqm applies OpenType features
         left, top, right, bottom = font.getbbox(shown, stroke_width=stroke, features=features)
         margin_x = [int(rng.uniform(0.0, 0.5) * size) for _ in range(2)]

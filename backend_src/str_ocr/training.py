@@ -293,7 +293,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
               "balanced_kinds": "lines whose face is drawn kind first, every kind equally often",
               "old_style_figures": "lines drawn with old-style figures where the face has them",
               "warped_glyphs": "lines whose glyphs are bent by a smooth random displacement",
-              "thin": f"lines in a font size of {THIN_MIN_SIZE} or more, not drawn heavier, whose strokes are thinned"}
+              "thin": f"lines in a font size of {THIN_MIN_SIZE} or more, not drawn heavier, whose strokes are thinned",
+              "old_style_faces": "lines drawn in a face with old-style figures, with them"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")

@@ -13,7 +13,8 @@ from str_ocr.fonts import font_files
 from str_ocr.packed_faces import pack_faces
 from str_ocr.synth import TextLineSynth, Variety
 
-EVERY_VARIATION = Variety(light_on_dark=0.3, stretch=0.2, heavy=0.2, basic_layout=0.2, crops=0.4, old_style_figures=0.5)
+EVERY_VARIATION = Variety(light_on_dark=0.3, stretch=0.2, heavy=0.2, basic_layout=0.2, crops=0.4, old_style_figures=0.5,
+                          old_style_faces=0.3)
 
 
 @pytest.fixture(scope="module")

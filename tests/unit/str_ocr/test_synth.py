@@ -76,6 +76,35 @@ def test_old_style_figures_are_asked_of_the_face_as_often_as_the_variety_says(mo
     assert len(asked) == 20 and features in asked and all(kind in (features, None) for kind in asked)
 
 
+def test_old_style_figures_are_told_from_lining_ones_whether_the_face_draws_them_itself_or_by_onum():
+    with_them = {path.stem for path in font_files("held-out") if synth_module.has_old_style_figures(path)}
+    # EB Garamond draws them by default, Open Sans on asking (onum); every other held-out face has lining figures.
+    assert with_them == {"EBGaramond12-Regular", "EBGaramond12-Bold", "EBGaramond12-Italic", "OpenSans-Regular",
+                         "OpenSans-Bold", "OpenSans-Italic", "OpenSans-ExtraBold", "OpenSans-CondBold",
+                         "OpenSans-CondLight"}
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_old_style_faces_are_drawn_with_their_figures_as_often_as_the_variety_says(monkeypatch, share):
+    synth = TextLineSynth(6, "held-out", variety=Variety(old_style_faces=share))
+    drawn, asked = [], []
+    font, text = synth_module._font, ImageDraw.ImageDraw.text
+    monkeypatch.setattr(synth_module, "_font", lambda path, *rest: drawn.append(path) or font(path, *rest))
+    monkeypatch.setattr(ImageDraw.ImageDraw, "text", lambda *a, **kw: asked.append(kw["features"]) or text(*a, **kw))
+    for _ in range(40):
+        synth.sample()
+    in_old_style_faces = sum(synth_module.has_old_style_figures(path) for path in drawn[:40]) / 40
+    if share:
+        assert in_old_style_faces == 1.0 and asked == [["onum"]] * 40
+    else:  # 9 of the 39 faces, and no figures asked for
+        assert in_old_style_faces < 0.5 and asked == [None] * 40
+
+
+def test_old_style_faces_ask_for_a_set_that_has_some():
+    with pytest.raises(ValueError, match="old-style figures"):
+        TextLineSynth(1, [font_files("held-out")[0]], variety=Variety(old_style_faces=0.2))  # URW Gothic
+
+
 @pytest.mark.parametrize("share, drawn", [(0.0, False), (1.0, True)])
 def test_glyphs_are_bent_and_thinned_as_often_as_the_variety_says(monkeypatch, share, drawn):
     applied = []
