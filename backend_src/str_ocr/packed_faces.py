@@ -21,6 +21,7 @@ from fontTools import subset
 from PIL import Image, ImageDraw, ImageFont
 
 from . import fonts
+from .synth import figure_features
 from .text import ALPHABET
 
 KEPT_CHARACTERS = ALPHABET + ALPHABET[10:].upper() + " "
@@ -54,12 +55,11 @@ def _subset(source: Path, target: Path) -> None:
 
 
 def _drawn(font: ImageFont.FreeTypeFont, text: str, stroke: int, old_style: bool) -> np.ndarray:
-    # Only Raqm applies OpenType features: ask for old-style figures there alone, as synth does.
-    features = ["onum"] if old_style and font.layout_engine == ImageFont.Layout.RAQM else None
-    left, top, right, bottom = font.getbbox(text, stroke_width=stroke, features=features)
+    asked = figure_features(font, old_style)
+    left, top, right, bottom = font.getbbox(text, stroke_width=stroke, features=asked)
     canvas = Image.new("L", (right - left + 4, bottom - top + 4), 255)
     ImageDraw.Draw(canvas).text((2 - left, 2 - top), text, font=font, fill=0, stroke_width=stroke, stroke_fill=0,
-                                features=features)
+                                features=asked)
     return np.asarray(canvas)
 
 

@@ -42,9 +42,11 @@ THIN_MIN_SIZE = 36
 """Smallest font size thinned: below it, thinning erases more of a serif face's hairlines."""
 WARP_AMPLITUDE = (0.02, 0.06)
 """Range of the largest offset at a knot of the glyph-bending field, as a share of the font size."""
-OLD_STYLE_SIZE, OLD_STYLE_STEP = 40, 0.08
-"""Font size at which ``has_old_style_figures`` measures a face's digits, and the least step between their heights
-(a share of that size) that it takes for old-style figures: lining figures stand within a pixel or two."""
+OLD_STYLE_SIZE = 40
+"""Font size at which ``has_old_style_figures`` measures a face's figures."""
+OLD_STYLE_STEP = 0.08
+"""Least step between the heights of a face's figures, as a share of the font size, that ``has_old_style_figures``
+takes for old-style ones: lining figures stand within a pixel or two of each other."""
 
 VOWELS, CONSONANTS = "aeiou", "bcdfghjklmnprstvwyz"
 ONSETS = [*CONSONANTS, "br", "ch", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr", "wh"]
@@ -69,7 +71,7 @@ class Variety:
     balanced_kinds: float = 0.0
     """Lines whose face is drawn kind first, every kind of the set (``str_ocr.fonts.Face.kind``) as often as
     another, so that kinds of few faces (old-style serif, geometric sans) are not drowned by the many serif and
-    sans faces; the other lines draw any face of the set equally often."""
+    sans faces; the other lines (and those not drawn by ``old_style_faces``) draw any face of the set equally often."""
     old_style_figures: float = 0.0
     """Lines (not crops) drawn with their face's old-style figures (OpenType ``onum``) where it has them: digits that
     rise and descend like letters, 0 round as o and 1 small as i, as some faces draw digits by default."""
@@ -81,20 +83,41 @@ class Variety:
     (``_thinned``), as light weights of their face would draw them; the share of all lines is smaller by the lines
     that are neither."""
     old_style_faces: float = 0.0
-    """Lines drawn in a face of the set that has old-style figures (``has_old_style_figures``), with them where
-    the line is not a crop: a set holds few such faces, and ``old_style_figures`` shows their figures only on the
-    lines that happen to draw one."""
+    """Lines drawn in one of the set's faces that have old-style figures (``has_old_style_figures``), asking for them
+    (``onum``) where the line is shaped and not a crop; a face whose own figures are old-style shows them on every
+    line. A set holds few such faces, and ``old_style_figures`` shows their figures only on the lines that happen to
+    draw one. Drawn before ``balanced_kinds``, whose share then applies to the other lines."""
 
 
+def figure_features(font: ImageFont.FreeTypeFont, old_style: bool) -> list[str] | None:
+    """The OpenType features to draw with: old-style figures (``onum``) if asked for and Pillow shapes the font with
+    Raqm, which alone applies features; otherwise none, and the face draws its own figures."""
+    return ["onum"] if old_style and font.layout_engine == ImageFont.Layout.RAQM else None
+
+
+@lru_cache(maxsize=None)
 def has_old_style_figures(path: Path) -> bool:
-    """Whether the face draws old-style figures, its own or by OpenType ``onum`` (asked only where Pillow shapes
-    with Raqm): a 0 lower than an 8 and a 9 reaching below the 0, each by more than ``OLD_STYLE_STEP`` of the size."""
-    font = _font(path, OLD_STYLE_SIZE)
-    features = ["onum"] if font.layout_engine == ImageFont.Layout.RAQM else None
-    _, zero_top, _, zero_bottom = font.getbbox("0", features=features)
-    eight_top, nine_bottom = font.getbbox("8", features=features)[1], font.getbbox("9", features=features)[3]
+    """Whether the face draws old-style figures, its own or by ``onum`` (``figure_features``): a 0 whose top stands
+    below an 8's and a 9 whose foot reaches below the 0's, each by more than ``OLD_STYLE_STEP`` of the size. A face
+    without one of them draws the same missing-glyph box for all three, and has none."""
+    font = ImageFont.truetype(str(path), OLD_STYLE_SIZE)
+    asked = figure_features(font, old_style=True)
+    _, zero_top, _, zero_bottom = font.getbbox("0", features=asked)
+    eight_top, nine_bottom = font.getbbox("8", features=asked)[1], font.getbbox("9", features=asked)[3]
     step = OLD_STYLE_STEP * OLD_STYLE_SIZE
     return zero_top - eight_top > step and nine_bottom - zero_bottom > step
+
+
+def old_style_faces(paths: Sequence[Path]) -> list[Path]:
+    """The faces of ``paths`` that have old-style figures; ``ValueError`` if none has, for ``Variety.old_style_faces``
+    would have no face to draw."""
+    faces = [path for path in paths if has_old_style_figures(path)]
+    if not faces:
+        shaping = "" if features.check("raqm") else " (Pillow has no Raqm here: only faces drawing them by default count)"
+        raise ValueError(f"old_style_faces (--old-style-faces) draws faces with old-style figures, and none of these "
+                         f"{len(paths)} faces has them{shaping}: set it to 0 or draw from a set that has some, "
+                         "such as the extended faces")
+    return faces
 
 
 @lru_cache(maxsize=1024)
@@ -126,11 +149,7 @@ class TextLineSynth:
         self.kinds = by_kind(self.fonts)
         self.max_width = max_width
         self.variety = variety
-        self.old_style_fonts = [path for path in self.fonts if has_old_style_figures(path)] \
-            if variety.old_style_faces > 0 else []
-        if variety.old_style_faces > 0 and not self.old_style_fonts:
-            raise ValueError("Variety.old_style_faces draws faces with old-style figures, and this set has none: "
-                             "leave it at 0 or choose a set with such faces (the extended set has about a hundred)")
+        self.old_style_fonts = old_style_faces(self.fonts) if variety.old_style_faces > 0 else []
 
     # --- what the line says ---
 
@@ -171,8 +190,8 @@ class TextLineSynth:
     def _draw(self, shown: str) -> Image.Image:
         rng = self.rng
         size = rng.randint(28, 56)
-        old_style_face = self._chance(self.variety.old_style_faces)
-        if old_style_face:
+        in_old_style_face = self._chance(self.variety.old_style_faces)
+        if in_old_style_face:
             path = rng.choice(self.old_style_fonts)
         elif self._chance(self.variety.balanced_kinds):
             path = rng.choice(rng.choice(self.kinds))
@@ -185,15 +204,13 @@ class TextLineSynth:
             crop, edge = crop_effects.draw_crop(shown, font, stroke, self.random_text(), _photo(rng.choice(PHOTOS)),
                                                 rng, self.noise)
             return self._distort(self._stretched(crop), edge)
-        old_style = (old_style_face or self._chance(self.variety.old_style_figures)) \
-            and font.layout_engine == ImageFont.Layout.RAQM
-        features = ["onum"] if old_style else None  # only Raqm applies OpenType features
-        left, top, right, bottom = font.getbbox(shown, stroke_width=stroke, features=features)
+        asked = figure_features(font, in_old_style_face or self._chance(self.variety.old_style_figures))
+        left, top, right, bottom = font.getbbox(shown, stroke_width=stroke, features=asked)
         margin_x = [int(rng.uniform(0.0, 0.5) * size) for _ in range(2)]
         margin_y = [int(rng.uniform(0.0, 0.3) * size) for _ in range(2)]
         canvas = Image.new("L", (right - left + sum(margin_x), bottom - top + sum(margin_y)), background)
         ImageDraw.Draw(canvas).text((margin_x[0] - left, margin_y[0] - top), shown, font=font, fill=ink,
-                                    stroke_width=stroke, stroke_fill=ink, features=features)
+                                    stroke_width=stroke, stroke_fill=ink, features=asked)
         if stroke == 0 and size >= THIN_MIN_SIZE and self._chance(self.variety.thin):
             canvas = _thinned(canvas, ink, background)
         if self._chance(self.variety.warped_glyphs):

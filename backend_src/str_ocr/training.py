@@ -142,7 +142,8 @@ from str_ocr.packing import pad_to_width
 from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
 from str_ocr.engines import TorchEngine
 from str_ocr.recognizer import Recognizer
-from str_ocr.synth import THIN_MIN_SIZE, Sample, TextLineSynth, Variety, ctc_feasible, unshaped_warning
+from str_ocr.synth import (THIN_MIN_SIZE, Sample, TextLineSynth, Variety, ctc_feasible, old_style_faces,
+                           unshaped_warning)
 from str_ocr.text import encode
 
 VALIDATION_SEED_OFFSET = 1_000_003
@@ -294,7 +295,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
               "old_style_figures": "lines drawn with old-style figures where the face has them",
               "warped_glyphs": "lines whose glyphs are bent by a smooth random displacement",
               "thin": f"lines in a font size of {THIN_MIN_SIZE} or more, not drawn heavier, whose strokes are thinned",
-              "old_style_faces": "lines drawn in a face with old-style figures, with them"}
+              "old_style_faces": "lines drawn in one of the set's faces with old-style figures, asking for them "
+                                 "(onum); the set must have some"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")
@@ -425,6 +427,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     torch.manual_seed(args.seed)
     bf16 = uses_bf16(args.precision, device)
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
+    if args.old_style_faces > 0:
+        old_style_faces(font_files(args.fonts))  # or when none has old-style figures to draw
     if args.earlier_share > 0:
         font_files(args.earlier_fonts)
     if warning := unshaped_warning():
