@@ -92,6 +92,13 @@ round 11 otherwise):
         --thin 0.15 --lr 1.5e-4 --average-decay 0.9995 --time-budget 95 --seed 100 --val-every 600 --threads 2 \\
         --run-dir runs/round13
 
+``training_rounds/round14`` trains the weights round 13's blend made on with three in ten of its lines in the extended
+faces drawn in a face that has old-style figures, asking for them (round 13's flags otherwise):
+
+    train.py --init model_repository/text_recognition/1/str_64ch.pth ... --warped-glyphs 0.3 --thin 0.15 \\
+        --old-style-faces 0.3 --lr 1.5e-4 --average-decay 0.9995 --time-budget 95 --seed 110 --val-every 600 \\
+        --threads 2 --run-dir runs/round14
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
@@ -99,7 +106,8 @@ Alone, each round reads the extended and held-out faces better and the current f
     blend_weights.py shipped-1.pth training_rounds/round3/str_64ch.pth --share 0.3 --output shipped-2.pth
     blend_weights.py shipped-2.pth training_rounds/round5/str_64ch.pth --share 0.3 --output shipped-3.pth
     blend_weights.py shipped-3.pth training_rounds/round12-gpu/str_64ch.pth --share 0.3 --output shipped-4.pth
-    blend_weights.py shipped-4.pth training_rounds/round13/str_64ch.pth --share 0.3 \\
+    blend_weights.py shipped-4.pth training_rounds/round13/str_64ch.pth --share 0.3 --output shipped-5.pth
+    blend_weights.py shipped-5.pth training_rounds/round14/str_64ch.pth --share 0.5 \\
         --output model_repository/text_recognition/1/str_64ch.pth
 
 Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoint-minutes`` and at each
