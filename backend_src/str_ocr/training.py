@@ -1,6 +1,6 @@
 """Training the recogniser with CTC on synthetic text lines (``scripts/train.py`` is its command line).
 
-The shipped weights blend six (``scripts/blend_weights.py``). The first, ``training_rounds/base``, came from four runs
+The shipped weights blend seven (``scripts/blend_weights.py``). The first, ``training_rounds/base``, came from four runs
 of scripts/train.py: on one H100 with 16 cores,
 
     train.py --output-channels 64 --steps 40000 --time-budget 7.2 --batch-size 256 --workers 15 \\
