@@ -71,15 +71,15 @@ def test_balanced_kinds_draw_the_kinds_of_few_faces_as_often_as_the_others(monke
     assert shares[0] < 0.15 and shares[1] > 0.15  # 8 of 105 faces; 2 of 9 kinds
 
 
-@pytest.mark.parametrize("share, features", [(0.0, None), (1.0, ["onum"])])
-def test_old_style_figures_are_asked_of_the_face_as_often_as_the_variety_says(monkeypatch, share, features):
+@pytest.mark.parametrize("share, wanted", [(0.0, None), (1.0, ["onum"])])
+def test_old_style_figures_are_asked_of_the_face_as_often_as_the_variety_says(monkeypatch, share, wanted):
     asked = []
     text = ImageDraw.ImageDraw.text
     monkeypatch.setattr(ImageDraw.ImageDraw, "text", lambda *a, **kw: asked.append(kw["features"]) or text(*a, **kw))
     synth = TextLineSynth(3, variety=Variety(old_style_figures=share, basic_layout=0.5))  # no features without shaping
     for _ in range(20):
         synth.sample()
-    assert len(asked) == 20 and features in asked and all(kind in (features, None) for kind in asked)
+    assert len(asked) == 20 and wanted in asked and all(kind in (wanted, None) for kind in asked)
 
 
 def test_old_style_figures_are_told_from_lining_ones_whether_the_face_draws_them_itself_or_by_onum():
