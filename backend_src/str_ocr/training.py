@@ -99,6 +99,11 @@ faces drawn in a face that has old-style figures, asking for them (round 13's fl
         --old-style-faces 0.3 --lr 1.5e-4 --average-decay 0.9995 --time-budget 95 --seed 110 --val-every 600 \\
         --threads 2 --run-dir runs/round14
 
+``training_rounds/round15`` trains the weights round 14's blend made on with round 14's flags and another seed:
+
+    train.py --init model_repository/text_recognition/1/str_64ch.pth ... --old-style-faces 0.3 --lr 1.5e-4 \\
+        --average-decay 0.9995 --time-budget 85 --seed 115 --val-every 600 --threads 2 --run-dir runs/round15
+
 Alone, each round reads the extended and held-out faces better and the current faces worse; blends keep both:
 
     blend_weights.py training_rounds/base/str_64ch.pth training_rounds/round1/str_64ch.pth --share 0.45 \\
