@@ -125,7 +125,9 @@ tutorial's fixed 32x100 lines with variable-width lines zero-padded to the wides
 past their own width, exactly as ragged batches are served. The learning rate follows a cosine
 over the run's progress: the larger of steps done and time used, when a time budget is set. With
 ``--average-decay`` the run keeps a moving average of its weights, checkpointed with them, and validates and
-writes the average instead of the last step's weights.
+writes the average instead of the last step's weights. With ``--keep-close-to`` it keeps its reading of the
+earlier lines close to those weights' (the KL divergence of its per-frame outputs from theirs, ``--keep-weight``
+times, beside CTC), so that what it learns of the new faces need not cost what those weights read of the old.
 """
 
 from __future__ import annotations
@@ -173,9 +175,10 @@ class Batch:
     targets: torch.Tensor  # all labels, concatenated
     input_lengths: torch.Tensor  # CTC time steps of each line's real width
     target_lengths: torch.Tensor
+    earlier: torch.Tensor  # whether each line was drawn as earlier weights' lines were (``Earlier``)
 
 
-def collate(samples: list[Sample]) -> Batch:
+def collate(samples: list[Sample], earlier: list[bool] | None = None) -> Batch:
     width = max(s.image.shape[1] for s in samples)
     images = torch.cat([pad_to_width(torch.from_numpy(normalize(s.image))[None, None], width) for s in samples])
     labels = [encode(s.text) for s in samples]
@@ -185,6 +188,7 @@ def collate(samples: list[Sample]) -> Batch:
         targets=torch.tensor([c for label in labels for c in label], dtype=torch.long),
         input_lengths=torch.tensor([output_length(s.image.shape[1]) for s in samples], dtype=torch.long),
         target_lengths=torch.tensor([len(label) for label in labels], dtype=torch.long),
+        earlier=torch.tensor(earlier if earlier is not None else [False] * len(samples), dtype=torch.bool),
     )
 
 
@@ -206,7 +210,9 @@ class SyntheticBatches(IterableDataset):
         self.seed, self.batch_size, self.fixed_fraction, self.buckets = seed, batch_size, fixed_fraction, buckets
         self.fonts, self.variety, self.earlier = fonts, variety, earlier
 
-    def _samples(self, synths: list[TextLineSynth], rng: random.Random, count: int, width: int | None) -> list[Sample]:
+    def _samples(self, synths: list[TextLineSynth], rng: random.Random, count: int,
+                 width: int | None) -> list[tuple[Sample, bool]]:
+        """``count`` lines, each with whether it was drawn as an earlier line."""
         samples = []
         while len(samples) < count:
             # No draw at a share of 0, so that such a run draws the lines it drew before earlier lines existed.
@@ -214,7 +220,7 @@ class SyntheticBatches(IterableDataset):
             synth = synths[1] if earlier else synths[0]
             sample = synth.sample(width)
             if ctc_feasible(sample.text, output_length(sample.image.shape[1])):
-                samples.append(sample)
+                samples.append((sample, earlier))
         return samples
 
     def __iter__(self) -> Iterator[Batch]:
@@ -226,13 +232,17 @@ class SyntheticBatches(IterableDataset):
             synths.append(TextLineSynth(seed + EARLIER_SEED_OFFSET, self.earlier.fonts))
         while True:
             if rng.random() < self.fixed_fraction:
-                yield collate(self._samples(synths, rng, self.batch_size, TUTORIAL_WIDTH))
+                yield _collate_drawn(self._samples(synths, rng, self.batch_size, TUTORIAL_WIDTH))
                 continue
             lines = self._samples(synths, rng, self.batch_size * self.buckets, None)
-            lines = sorted(lines, key=lambda s: s.image.shape[1])
+            lines = sorted(lines, key=lambda drawn: drawn[0].image.shape[1])
             chunks = [lines[i : i + self.batch_size] for i in range(0, len(lines), self.batch_size)]
             rng.shuffle(chunks)
-            yield from map(collate, chunks)
+            yield from map(_collate_drawn, chunks)
+
+
+def _collate_drawn(drawn: list[tuple[Sample, bool]]) -> Batch:
+    return collate([sample for sample, _ in drawn], [earlier for _, earlier in drawn])
 
 
 def half_fixed(synth: TextLineSynth, count: int) -> list[Sample]:
@@ -265,15 +275,46 @@ def validate(model: STRModel, samples: list[Sample], device: torch.device) -> Sc
     return score([r.text for r in readings], [s.text for s in samples])
 
 
-def ctc_loss(model: STRModel, batch: Batch, device: torch.device, bf16: bool = False) -> torch.Tensor:
-    """The batch's CTC loss; ``bf16``: the network computes under bf16 autocast (the loss in f32 either way)."""
+def line_log_probs(model: STRModel, batch: Batch, device: torch.device, bf16: bool = False) -> torch.Tensor:
+    """The network's per-frame log-probabilities of the batch's lines, ``[N, T, C]`` in f32; ``bf16``: the network
+    computes under bf16 autocast."""
     images = batch.images.to(device, non_blocking=True)
     # Lines of one width need no mask (and the tutorial's fixed batches are all 100 wide).
     widths = None if bool((batch.widths == batch.widths[0]).all()) else batch.widths.to(device, non_blocking=True)
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
         logits = model(images.contiguous(memory_format=torch.channels_last), widths)
-    log_probs = logits.float().log_softmax(2).permute(1, 0, 2)  # [T, N, C], as ctc_loss wants
-    return F.ctc_loss(log_probs, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, zero_infinity=True)
+    return logits.float().log_softmax(2)
+
+
+def ctc_loss(model: STRModel, batch: Batch, device: torch.device, bf16: bool = False) -> torch.Tensor:
+    """The batch's CTC loss; ``bf16``: the network computes under bf16 autocast (the loss in f32 either way)."""
+    return _ctc(line_log_probs(model, batch, device, bf16), batch)
+
+
+def _ctc(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
+    return F.ctc_loss(log_probs.permute(1, 0, 2), batch.targets, batch.input_lengths, batch.target_lengths,
+                      blank=0, zero_infinity=True)  # [T, N, C], as ctc_loss wants
+
+
+def kept_close_loss(log_probs: torch.Tensor, kept_log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """How far the network's reading of the earlier lines has moved from the kept weights': the KL divergence of its
+    per-frame distributions from theirs, summed over each line's own frames and divided by its label's length as
+    CTC's mean is, averaged over the batch's earlier lines (0 where it has none)."""
+    frames = torch.arange(log_probs.shape[1], device=log_probs.device)
+    own = frames[None, :] < batch.input_lengths.to(log_probs.device)[:, None]
+    divergence = (kept_log_probs.exp() * (kept_log_probs - log_probs)).sum(2)  # [N, T]
+    per_line = (divergence * own).sum(1) / batch.target_lengths.to(log_probs.device).clamp(min=1)
+    earlier = batch.earlier.to(log_probs.device)
+    return per_line[earlier].sum() / earlier.sum().clamp(min=1)
+
+
+@dataclass(frozen=True)
+class KeptClose:
+    """Weights whose reading of the earlier lines a run keeps close to (``--keep-close-to``), and how hard: the
+    divergence of ``kept_close_loss`` counts ``weight`` times beside CTC."""
+
+    model: STRModel
+    weight: float
 
 
 def uses_bf16(precision: str, device: torch.device) -> bool:
@@ -317,6 +358,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the faces earlier weights were trained on (default: %(default)s)")
     parser.add_argument("--earlier-share", type=float, default=0.0,
                         help="share of lines drawn as earlier weights' were, so that they are not forgotten")
+    parser.add_argument("--keep-close-to", type=Path, default=None,
+                        help="weights (of --output-channels) whose reading of the earlier lines the run keeps close "
+                             "to: a KL divergence from their per-frame outputs beside CTC, so that new faces are "
+                             "learnt without losing how these read the old")
+    parser.add_argument("--keep-weight", type=float, default=1.0,
+                        help="how much that divergence counts beside CTC (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")
     parser.add_argument("--threads", type=int, default=None,
                         help="compute threads on the CPU (default: every core, the data processes' too)")
@@ -336,6 +383,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "(e.g. 0.999), and validate and write it as the run's weights; it starts at the initial "
                              "weights, which keep decay**steps of it; 0: none (default)")
     args = parser.parse_args(argv)
+    if args.keep_close_to and args.earlier_share <= 0:
+        parser.error("--keep-close-to keeps the reading of the earlier lines: give them an --earlier-share")
     if not 0 <= args.average_decay < 1:
         parser.error(f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
                      "thousand steps, 0 turns the average off")
@@ -414,16 +463,31 @@ def _weight_average(model: STRModel, decay: float, state: Tensors | None) -> Ave
 
 
 def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedModel | None, batch: Batch,
-          device: torch.device, bf16: bool) -> float:
-    """One optimiser step on ``batch``, the average following it; the batch's CTC loss."""
-    loss = ctc_loss(model, batch, device, bf16)
+          device: torch.device, bf16: bool, kept: KeptClose | None = None) -> tuple[float, float]:
+    """One optimiser step on ``batch``, the average following it; the batch's CTC loss and its divergence from the
+    kept weights (0 without them)."""
+    log_probs = line_log_probs(model, batch, device, bf16)
+    ctc = _ctc(log_probs, batch)
+    divergence = torch.zeros((), device=device)
+    if kept is not None and bool(batch.earlier.any()):
+        with torch.no_grad():
+            kept_log_probs = line_log_probs(kept.model, batch, device, bf16)
+        divergence = kept_close_loss(log_probs, kept_log_probs, batch)
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    (ctc + (kept.weight * divergence if kept is not None else 0)).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
     optimizer.step()
     if average is not None:
         average.update_parameters(model)
-    return loss.item()
+    return ctc.item(), divergence.item()
+
+
+def _kept_close(args: argparse.Namespace, device: torch.device) -> KeptClose | None:
+    if args.keep_close_to is None:
+        return None
+    model = load_model(args.keep_close_to, args.output_channels).to(device, memory_format=torch.channels_last)
+    model.eval().requires_grad_(False)  # read as served: batch norm's running statistics, no gradients
+    return KeptClose(model, args.keep_weight)
 
 
 def _figures(model: STRModel, validation: list[Sample], held_out: list[Sample],
@@ -454,6 +518,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     step, elapsed, average_state = _resume(args, model, optimizer, device)
     average = _weight_average(model, args.average_decay, average_state)
     kept = average.module if average is not None else model  # the weights validated and written
+    close = _kept_close(args, device)
 
     cores = torch.get_num_threads() or 2
     workers = args.workers if args.workers is not None else max(1, cores - 1)
@@ -479,6 +544,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print(f"training on {device} in {'bf16' if bf16 else 'f32'}", file=sys.stderr)
     bar = tqdm(total=args.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
     losses: list[float] = []
+    divergences: list[float] = []
     last_tick = saved_at = time.monotonic()
     for batch in data:
         now = time.monotonic()
@@ -489,14 +555,20 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             break
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(args.lr, progress)
-        losses.append(_step(model, optimizer, average, batch, device, bf16))
+        loss, divergence = _step(model, optimizer, average, batch, device, bf16, close)
+        losses.append(loss)
+        divergences.append(divergence)
         step += 1
         bar.update(1)
         if step % 20 == 0:
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", lr=f"{optimizer.param_groups[0]['lr']:.1e}", **metrics)
+            shown = {"kl": f"{np.mean(divergences[-20:]):.4f}"} if close else {}
+            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", **shown,
+                            lr=f"{optimizer.param_groups[0]['lr']:.1e}", **metrics)
         if step % args.val_every == 0:
             figures = _figures(kept, validation, held_out, device)
             metrics = {name: f"{value:.3f}" for name, value in figures.items()}
+            if close:
+                figures["kl"] = float(np.mean(divergences[-100:]))
             with log_path.open("a") as log:
                 log.write(json.dumps({"step": step, "minutes": elapsed / 60, "loss": float(np.mean(losses[-100:])),
                                       **figures}) + "\n")

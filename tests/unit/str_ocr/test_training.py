@@ -121,6 +121,60 @@ def test_earlier_lines_are_mixed_in_at_their_share():
     assert 0.2 < earlier.lines / (current.lines + earlier.lines) < 0.4
 
 
+def test_batches_mark_the_lines_drawn_as_earlier_ones():
+    mixed = train.SyntheticBatches(1, 8, 0.5, fonts="core", earlier=train.Earlier("training", 0.5))
+    marks = torch.cat([batch.earlier for batch, _ in zip(mixed, range(6))])
+    assert marks.dtype == torch.bool and 0 < int(marks.sum()) < len(marks)
+    alone = next(iter(train.SyntheticBatches(1, 8, 0.5, fonts="core")))
+    assert not alone.earlier.any()
+
+
+def _two_lines() -> train.Batch:
+    synth = TextLineSynth(5, "core")
+    return train.collate([synth.sample(TUTORIAL_WIDTH), synth.sample(None)], [True, False])
+
+
+def test_the_kept_close_loss_counts_the_earlier_lines_own_frames_alone():
+    torch.manual_seed(0)
+    batch = _two_lines()
+    frames = int(batch.input_lengths.max())
+    kept = torch.randn(2, frames + 3, 37).log_softmax(2)
+    assert train.kept_close_loss(kept, kept, batch).item() == pytest.approx(0, abs=1e-6)
+    elsewhere = kept.clone()
+    elsewhere[1] = torch.randn(frames + 3, 37).log_softmax(1)  # the line not drawn as an earlier one
+    elsewhere[0, int(batch.input_lengths[0]):] = torch.randn(3 + frames - int(batch.input_lengths[0]), 37).log_softmax(1)
+    assert train.kept_close_loss(elsewhere, kept, batch).item() == pytest.approx(0, abs=1e-6)
+    moved = kept.clone()
+    moved[0, 0] = torch.randn(37).log_softmax(0)
+    assert train.kept_close_loss(moved, kept, batch).item() > 0
+
+
+def test_a_run_kept_close_to_its_initial_weights_moves_less_from_their_reading(tmp_path):
+    torch.manual_seed(4)
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "init.pth")
+    common = [*TINY, "--init", str(tmp_path / "init.pth"), "--steps", "25", "--fonts", "core",
+              "--earlier-fonts", "core", "--earlier-share", "1"]
+    train.main([*common, "--run-dir", str(tmp_path / "free"), "--output", str(tmp_path / "free.pth")])
+    train.main([*common, "--keep-close-to", str(tmp_path / "init.pth"), "--keep-weight", "30",
+                "--run-dir", str(tmp_path / "kept"), "--output", str(tmp_path / "kept.pth")])
+    batch = next(iter(train.SyntheticBatches(9, 16, 0.5, fonts="core", earlier=train.Earlier("core", 1.0))))
+    cpu = torch.device("cpu")
+
+    def reading(path):
+        with torch.no_grad():
+            return train.line_log_probs(load_model(path, output_channels=16).eval(), batch, cpu)
+
+    start = reading(tmp_path / "init.pth")
+    free, kept = (train.kept_close_loss(reading(tmp_path / f"{run}.pth"), start, batch) for run in ("free", "kept"))
+    assert kept < 0.5 * free
+
+
+def test_keeping_close_without_earlier_lines_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args(["--keep-close-to", "w.pth"])
+    assert "give them an --earlier-share" in capsys.readouterr().err
+
+
 @pytest.fixture(scope="module")
 def shipped():
     checkpoint, channels = served_weights()
