@@ -169,6 +169,20 @@ def test_a_run_kept_close_to_its_initial_weights_moves_less_from_their_reading(t
     assert kept < 0.5 * free
 
 
+def test_kept_weights_equal_to_the_run_s_diverge_by_nothing_and_keep_their_statistics(tmp_path):
+    torch.manual_seed(6)
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "w.pth")
+    args = train.parse_args(["--output-channels", "16", "--earlier-share", "1", "--keep-close-to", str(tmp_path / "w.pth")])
+    kept = train._kept_close(args, torch.device("cpu"))
+    statistics = {key: value.clone() for key, value in kept.model.state_dict().items() if "running" in key}
+    model = load_model(tmp_path / "w.pth", output_channels=16).train()
+    batch = next(iter(train.SyntheticBatches(2, 8, 0.0, fonts="core", earlier=train.Earlier("core", 1.0))))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    _, divergence = train._step(model, optimizer, None, batch, torch.device("cpu"), False, kept)
+    assert divergence == pytest.approx(0, abs=1e-5)
+    assert all(torch.equal(kept.model.state_dict()[key], value) for key, value in statistics.items())
+
+
 def test_keeping_close_without_earlier_lines_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         train.parse_args(["--keep-close-to", "w.pth"])
