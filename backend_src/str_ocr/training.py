@@ -105,8 +105,9 @@ faces drawn in a face that has old-style figures, asking for them (round 13's fl
         --average-decay 0.9995 --time-budget 85 --seed 115 --val-every 600 --threads 2 --run-dir runs/round15
 
 ``training_rounds/round16-gpu`` (its weights not kept: they read worse than those they started from) trained the
-shipped weights 7 minutes on one H200 (16 cores), two runs side by side keeping their reading of the current faces' lines close to ``base``'s (round 14's
-flags otherwise, batches of 128 as round 12):
+shipped weights 7 minutes on one H200 (16 cores), two runs side by side keeping their reading of the current faces'
+lines close to ``base``'s, then computed on its running statistics (since on each batch's own: ``training_rounds``'
+README says why), round 14's flags otherwise, batches of 128 as round 12:
 
     STR_OCR_FONT_ROOT=$PWD/faces train.py --init model_repository/text_recognition/1/str_64ch.pth ... \\
         --old-style-faces 0.3 --batch-size 128 --val-every 1000 --held-out-size 1024 --checkpoint-minutes 1 \\
@@ -371,7 +372,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keep-close-to", type=Path, default=None,
                         help="weights (of --output-channels) whose reading of the earlier lines the run keeps close "
                              "to: a KL divergence from their per-frame outputs beside CTC, so that new faces are "
-                             "learnt without losing how these read the old")
+                             "learnt without losing how these read the old. It compares frames: give weights that "
+                             "fire on the same frames as the run's, such as its --init")
     parser.add_argument("--keep-weight", type=float, default=1.0,
                         help="how much that divergence counts beside CTC (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")

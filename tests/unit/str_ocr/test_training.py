@@ -142,7 +142,8 @@ def test_the_kept_close_loss_counts_the_earlier_lines_own_frames_alone():
     assert train.kept_close_loss(kept, kept, batch).item() == pytest.approx(0, abs=1e-6)
     elsewhere = kept.clone()
     elsewhere[1] = torch.randn(frames + 3, 37).log_softmax(1)  # the line not drawn as an earlier one
-    elsewhere[0, int(batch.input_lengths[0]):] = torch.randn(3 + frames - int(batch.input_lengths[0]), 37).log_softmax(1)
+    own = int(batch.input_lengths[0])
+    elsewhere[0, own:] = torch.randn(frames + 3 - own, 37).log_softmax(1)  # past the earlier line's own frames
     assert train.kept_close_loss(elsewhere, kept, batch).item() == pytest.approx(0, abs=1e-6)
     moved = kept.clone()
     moved[0, 0] = torch.randn(37).log_softmax(0)
@@ -172,7 +173,8 @@ def test_a_run_kept_close_to_its_initial_weights_moves_less_from_their_reading(t
 def test_kept_weights_equal_to_the_run_s_diverge_by_nothing_and_keep_their_statistics(tmp_path):
     torch.manual_seed(6)
     save_checkpoint(STRModel(output_channels=16), tmp_path / "w.pth")
-    args = train.parse_args(["--output-channels", "16", "--earlier-share", "1", "--keep-close-to", str(tmp_path / "w.pth")])
+    args = train.parse_args(["--output-channels", "16", "--earlier-share", "1",
+                             "--keep-close-to", str(tmp_path / "w.pth")])
     kept = train._kept_close(args, torch.device("cpu"))
     statistics = {key: value.clone() for key, value in kept.model.state_dict().items() if "running" in key}
     model = load_model(tmp_path / "w.pth", output_channels=16).train()
