@@ -195,10 +195,11 @@ class Batch:
     targets: torch.Tensor  # all labels, concatenated
     input_lengths: torch.Tensor  # CTC time steps of each line's real width
     target_lengths: torch.Tensor
-    earlier: torch.Tensor  # whether each line was drawn as earlier weights' lines were (``Earlier``)
+    earlier: torch.Tensor  # [N] bool: the lines drawn as earlier weights' were (``Earlier``), the others in ``fonts``
 
 
 def collate(samples: list[Sample], earlier: list[bool] | None = None) -> Batch:
+    """One batch of ``samples``; ``earlier`` marks those drawn as earlier lines (default: none)."""
     width = max(s.image.shape[1] for s in samples)
     images = torch.cat([pad_to_width(torch.from_numpy(normalize(s.image))[None, None], width) for s in samples])
     labels = [encode(s.text) for s in samples]
@@ -312,20 +313,21 @@ def ctc_loss(model: STRModel, batch: Batch, device: torch.device, bf16: bool = F
 
 
 def _ctc(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
-    return F.ctc_loss(log_probs.permute(1, 0, 2), batch.targets, batch.input_lengths, batch.target_lengths,
-                      blank=0, zero_infinity=True)  # [T, N, C], as ctc_loss wants
+    by_frame = log_probs.permute(1, 0, 2)  # [T, N, C], as ctc_loss wants
+    return F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, zero_infinity=True)
 
 
 def kept_close_loss(log_probs: torch.Tensor, kept_log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
-    """How far the network's reading of the earlier lines has moved from the kept weights': the KL divergence of its
-    per-frame distributions from theirs, summed over each line's own frames and divided by its label's length as
-    CTC's mean is, averaged over the batch's earlier lines (0 where it has none)."""
+    """How far the network's reading of the earlier lines has moved from the kept weights': KL(kept || network) of
+    each frame's distribution, ``log_probs`` and ``kept_log_probs`` both ``[N, T, C]``, summed over each line's own
+    frames and divided by its label's length as CTC's mean is, then averaged over the batch's earlier lines (so its
+    weight beside CTC does not depend on their share; 0 where there are none). A scalar."""
     frames = torch.arange(log_probs.shape[1], device=log_probs.device)
     own = frames[None, :] < batch.input_lengths.to(log_probs.device)[:, None]
     divergence = (kept_log_probs.exp() * (kept_log_probs - log_probs)).sum(2)  # [N, T]
     per_line = (divergence * own).sum(1) / batch.target_lengths.to(log_probs.device).clamp(min=1)
-    earlier = batch.earlier.to(log_probs.device)
-    return per_line[earlier].sum() / earlier.sum().clamp(min=1)
+    earlier = batch.earlier.to(log_probs.device, dtype=per_line.dtype)
+    return (per_line * earlier).sum() / earlier.sum().clamp(min=1)  # no boolean indexing: no wait for the GPU
 
 
 @dataclass(frozen=True)
@@ -384,7 +386,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "learnt without losing how these read the old. It compares frames: give weights that "
                              "fire on the same frames as the run's, such as its --init")
     parser.add_argument("--keep-weight", type=float, default=1.0,
-                        help="how much that divergence counts beside CTC (default: %(default)s)")
+                        help="how much that divergence, per earlier line, counts beside CTC per line (default: "
+                             "%(default)s)")
     parser.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")
     parser.add_argument("--threads", type=int, default=None,
                         help="compute threads on the CPU (default: every core, the data processes' too)")
@@ -404,8 +407,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "(e.g. 0.999), and validate and write it as the run's weights; it starts at the initial "
                              "weights, which keep decay**steps of it; 0: none (default)")
     args = parser.parse_args(argv)
-    if args.keep_close_to and args.earlier_share <= 0:
-        parser.error("--keep-close-to keeps the reading of the earlier lines: give them an --earlier-share")
+    if args.keep_close_to is not None and args.earlier_share <= 0:
+        parser.error("--keep-close-to needs --earlier-share above 0 (e.g. 0.5): the divergence is taken on the "
+                     "earlier lines only")
+    if args.keep_weight <= 0:
+        parser.error(f"--keep-weight must be above 0, got {args.keep_weight}: to train without the divergence, "
+                     "leave out --keep-close-to")
     if not 0 <= args.average_decay < 1:
         parser.error(f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
                      "thousand steps, 0 turns the average off")
@@ -450,12 +457,22 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
     if decay and decay != args.average_decay:  # going on without it would overwrite the average in last.pt
         raise SystemExit(f"train: {state_path} averages its weights with --average-decay {decay}: resume with that, "
                          "or start a new --run-dir")
+    if _objective(state["args"]) != _objective(vars(args)):  # the loss must not change halfway through the schedule
+        kept, weight = _objective(state["args"])
+        given = f"--keep-close-to {kept} --keep-weight {weight}" if kept else "no --keep-close-to"
+        raise SystemExit(f"train: {state_path} was trained with {given}: resume with that, or start a new --run-dir")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     print(f"resuming {state_path} at step {state['step']}", file=sys.stderr)
     if args.average_decay and not decay:
         print(f"averaging the weights from step {state['step']} on", file=sys.stderr)
     return state["step"], state["elapsed"], state.get("average")
+
+
+def _objective(args: dict) -> tuple[str | None, float | None]:
+    """The kept weights and their weight beside CTC, as a run's arguments give them (none before they existed)."""
+    kept = args.get("keep_close_to")
+    return (str(kept), float(args["keep_weight"])) if kept is not None else (None, None)
 
 
 def _moving_average(decay: float) -> Callable[[list[torch.Tensor], list[torch.Tensor], torch.Tensor], None]:
@@ -484,18 +501,18 @@ def _weight_average(model: STRModel, decay: float, state: Tensors | None) -> Ave
 
 
 def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedModel | None, batch: Batch,
-          device: torch.device, bf16: bool, kept: KeptClose | None = None) -> tuple[float, float]:
+          device: torch.device, bf16: bool, close: KeptClose | None = None) -> tuple[float, float]:
     """One optimiser step on ``batch``, the average following it; the batch's CTC loss and its divergence from the
-    kept weights (0 without them)."""
+    kept weights of ``close`` (0 without them)."""
     log_probs = line_log_probs(model, batch, device, bf16)
     ctc = _ctc(log_probs, batch)
-    divergence = torch.zeros((), device=device)
-    if kept is not None and bool(batch.earlier.any()):
+    divergence, weight = torch.zeros((), device=device), 0.0
+    if close is not None and bool(batch.earlier.any()):
         with torch.no_grad():
-            kept_log_probs = line_log_probs(kept.model, batch, device, bf16)
-        divergence = kept_close_loss(log_probs, kept_log_probs, batch)
+            kept_log_probs = line_log_probs(close.model, batch, device, bf16)
+        divergence, weight = kept_close_loss(log_probs, kept_log_probs, batch), close.weight
     optimizer.zero_grad(set_to_none=True)
-    (ctc + (kept.weight * divergence if kept is not None else 0)).backward()
+    (ctc + weight * divergence).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
     optimizer.step()
     if average is not None:
@@ -507,11 +524,10 @@ def _kept_close(args: argparse.Namespace, device: torch.device) -> KeptClose | N
     if args.keep_close_to is None:
         return None
     model = load_model(args.keep_close_to, args.output_channels).to(device, memory_format=torch.channels_last)
-    # Compared as the run's network computes, batch norm on each batch's own statistics: against the running ones
-    # that serving uses, equal weights would diverge by 0.2 to 1.2 per character on mixed batches. Momentum 0 keeps
-    # the kept weights' running statistics as they are.
+    # Computed as the run's network is, batch norm on each batch's own statistics, so that equal weights diverge by
+    # nothing; momentum 0 leaves the kept weights' running statistics as they are.
     for module in model.modules():
-        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+        if isinstance(module, torch.nn.BatchNorm2d):
             module.momentum = 0.0
     model.train().requires_grad_(False)
     return KeptClose(model, args.keep_weight)
@@ -538,6 +554,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if warning := unshaped_warning():
         print(f"train: {warning}", file=sys.stderr)
     variety = Variety(**{field.name: getattr(args, field.name) for field in fields(Variety)})
+    close = _kept_close(args, device)  # before anything is written: a wrong --keep-close-to stops the run here
     model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
@@ -545,7 +562,6 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     step, elapsed, average_state = _resume(args, model, optimizer, device)
     average = _weight_average(model, args.average_decay, average_state)
     kept = average.module if average is not None else model  # the weights validated and written
-    close = _kept_close(args, device)
 
     cores = torch.get_num_threads() or 2
     workers = args.workers if args.workers is not None else max(1, cores - 1)
@@ -588,13 +604,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         step += 1
         bar.update(1)
         if step % 20 == 0:
-            shown = {"kl": f"{np.mean(divergences[-20:]):.4f}"} if close else {}
+            shown = {"kl": f"{np.mean(divergences[-20:]):.4f}"} if close is not None else {}
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", **shown,
                             lr=f"{optimizer.param_groups[0]['lr']:.1e}", **metrics)
         if step % args.val_every == 0:
             figures = _figures(kept, validation, held_out, device)
             metrics = {name: f"{value:.3f}" for name, value in figures.items()}
-            if close:
+            if close is not None:
                 figures["kl"] = float(np.mean(divergences[-100:]))
             with log_path.open("a") as log:
                 log.write(json.dumps({"step": step, "minutes": elapsed / 60, "loss": float(np.mean(losses[-100:])),
