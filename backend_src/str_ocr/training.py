@@ -115,7 +115,15 @@ README says why), round 14's flags otherwise, batches of 128 as round 12:
         --keep-close-to training_rounds/base/str_64ch.pth --keep-weight 1 --seed 120 --run-dir runs/kA
     ... --keep-weight 4 --seed 121 --run-dir runs/kB
 
-``training_rounds/round18-gpu`` (weights not kept either) trained 0.8 x the shipped weights + 0.2 x ``base`` 3.5 minutes
+``training_rounds/round17`` (weights not kept) compared two runs from ``base`` on the same lines, kept close to its
+reading of the current faces' lines (computed on each batch's statistics, as now) and not (round 14's flags otherwise):
+
+    train.py --init training_rounds/base/str_64ch.pth ... --old-style-faces 0.3 --steps 4500 --threads 1 --workers 1 \\
+        --lr 1.5e-4 --average-decay 0.9995 --seed 171 --keep-close-to training_rounds/base/str_64ch.pth \\
+        --keep-weight 1 --run-dir runs/round17/kept
+    train.py --init training_rounds/base/str_64ch.pth ... --seed 171 --run-dir runs/round17/plain
+
+``training_rounds/round18-gpu`` (weights not kept) trained 0.8 x the shipped weights + 0.2 x ``base`` 3.5 minutes
 on one H200, keeping the reading of the current faces' lines close to its own start's (round 14's flags otherwise):
 
     blend_weights.py model_repository/text_recognition/1/str_64ch.pth training_rounds/base/str_64ch.pth --share 0.2 \\
