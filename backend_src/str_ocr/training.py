@@ -315,12 +315,8 @@ def line_log_probs(model: STRModel, batch: Batch, device: torch.device, bf16: bo
     return logits.float().log_softmax(2)
 
 
-def ctc_loss(model: STRModel, batch: Batch, device: torch.device, bf16: bool = False) -> torch.Tensor:
-    """The batch's CTC loss; ``bf16``: the network computes under bf16 autocast (the loss in f32 either way)."""
-    return _ctc(line_log_probs(model, batch, device, bf16), batch)
-
-
-def _ctc(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
+def ctc_loss(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """The batch's CTC loss from ``line_log_probs``' ``[N, T, C]`` (in f32 whatever the network computed in)."""
     by_frame = log_probs.permute(1, 0, 2)  # [T, N, C], as ctc_loss wants
     return F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, zero_infinity=True)
 
@@ -513,7 +509,7 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
     """One optimiser step on ``batch``, the average following it; the batch's CTC loss and its divergence from the
     kept weights of ``close`` (0 without them)."""
     log_probs = line_log_probs(model, batch, device, bf16)
-    ctc = _ctc(log_probs, batch)
+    ctc = ctc_loss(log_probs, batch)
     divergence, weight = torch.zeros((), device=device), 0.0
     if close is not None and bool(batch.earlier.any()):
         with torch.no_grad():

@@ -31,7 +31,8 @@ def test_bf16_computes_the_network_in_bf16_and_the_loss_alike():
     logits = []
     model.Prediction.register_forward_hook(lambda module, inputs, output: logits.append(output.dtype))
     batch = next(iter(train.SyntheticBatches(seed=1, batch_size=8, fixed_fraction=0.0)))
-    f32, bf16 = (train.ctc_loss(model, batch, torch.device("cpu"), bf16=b) for b in (False, True))
+    f32, bf16 = (train.ctc_loss(train.line_log_probs(model, batch, torch.device("cpu"), bf16=b), batch)
+                 for b in (False, True))
     assert logits == [torch.float32, torch.bfloat16] and f32.dtype == bf16.dtype == torch.float32
     assert f32.item() != bf16.item() and abs(f32.item() - bf16.item()) < 0.05 * f32.item()
 
