@@ -1,0 +1,71 @@
+"""Round 19's screen: the shipped weights with and without a prototype context head, on the same lines of
+``scripts/evaluate.py``'s sets, each set's word accuracy and the difference line by line with its 95 % interval.
+From the repository root:
+
+    .venv/bin/python training_rounds/round19/read_with_head.py HEAD SEED COUNT current,training,held-out OUT.json
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from str_ocr.contract import output_length
+from str_ocr.evaluate import draw_group
+from str_ocr.preprocess import normalize
+from str_ocr.text import greedy_decode
+
+sys.path.insert(0, str(Path(__file__).parent))
+from context_head import SHIPPED, ContextHead, head_logits  # noqa: E402
+from str_ocr import load_model  # noqa: E402
+
+BATCH = 64
+
+
+def readings(model, head, samples) -> tuple[list[str], list[str]]:
+    """Each line's reading without and with the head, in batches of lines of about one width."""
+    plain, context = [""] * len(samples), [""] * len(samples)
+    order = sorted(range(len(samples)), key=lambda i: samples[i].image.shape[1])
+    for start in range(0, len(order), BATCH):
+        members = order[start : start + BATCH]
+        widths = torch.tensor([samples[i].image.shape[1] for i in members])
+        images = torch.zeros(len(members), 1, 32, int(widths.max()))
+        for k, i in enumerate(members):
+            images[k, 0, :, : widths[k]] = torch.from_numpy(normalize(samples[i].image))
+        lengths = torch.tensor([output_length(int(w)) for w in widths])
+        with torch.no_grad():
+            without = model(images, widths if int(widths.min()) != int(widths.max()) else None)
+            with_head = head_logits(model, head, images, widths, lengths)
+        for k, i in enumerate(members):
+            plain[i] = greedy_decode(without[k, : lengths[k]].numpy()).text
+            context[i] = greedy_decode(with_head[k, : lengths[k]].numpy()).text
+    return plain, context
+
+
+def main() -> None:
+    head_path, seed, count, groups, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    torch.set_num_threads(2)
+    model = load_model(SHIPPED, 64).eval()
+    head = ContextHead()
+    head.load_state_dict(torch.load(head_path))
+    head.eval()
+    results = {}
+    for group in groups.split(","):
+        for name, samples in draw_group(group, seed, count).items():
+            truths = [s.text for s in samples]
+            plain, context = readings(model, head, samples)
+            right_without = np.array([text == truth for text, truth in zip(plain, truths)], dtype=float)
+            right_with = np.array([text == truth for text, truth in zip(context, truths)], dtype=float)
+            difference = right_with - right_without
+            margin = 1.96 * difference.std(ddof=1) / np.sqrt(len(difference)) * 100
+            results[name] = {"plain": right_without.mean() * 100, "context": right_with.mean() * 100,
+                             "difference": difference.mean() * 100, "margin": margin}
+            print(f"{name:45} without {results[name]['plain']:6.2f} with {results[name]['context']:6.2f} "
+                  f"difference {results[name]['difference']:+.2f} +-{margin:.2f}", flush=True)
+    Path(out).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
