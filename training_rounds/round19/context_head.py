@@ -6,11 +6,13 @@ masked, residual, with their output projections zero at the start so that it fir
 weights do. Only the head trains; the ResNet and the classifier stay as shipped. A prototype, kept so that the round
 can be read and repeated; the next step builds such a head into ``str_ocr.model``. From the repository root:
 
-    .venv/bin/python training_rounds/round19/context_head.py MINUTES SEED RUN_DIR [INIT_HEAD|-] [LR]
+    .venv/bin/python training_rounds/round19/context_head.py --minutes 60 --seed 1919 --run-dir runs/head-a
+    .venv/bin/python training_rounds/round19/context_head.py --minutes 50 --seed 1920 --run-dir runs/head-b \\
+        --init runs/head-a/head.pt --lr 5e-4
 """
 
+import argparse
 import json
-import sys
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -21,15 +23,17 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm import tqdm
 
-from str_ocr import load_model
+from str_ocr import STRModel, load_model
 from str_ocr.model import dark_text_on_light
 from str_ocr.synth import Variety
-from str_ocr.training import Earlier, SyntheticBatches, ctc_loss, learning_rate, parse_args
+from str_ocr.training import Batch, Earlier, SyntheticBatches, ctc_loss, learning_rate, parse_args
 
 SHIPPED = Path("model_repository/text_recognition/1/str_64ch.pth")
 ROUND_FLAGS = ("--fonts extended --earlier-fonts core --earlier-share 0.55 --crops 0.3 --light-on-dark 0.3 "
                "--stretch 0.15 --heavy 0.1 --basic-layout 0.1 --balanced-kinds 0.5 --old-style-figures 0.5 "
                "--warped-glyphs 0.3 --thin 0.15 --old-style-faces 0.3 --fixed-fraction 0.55 --batch-size 48")
+"""Round 15's data mix (``str_ocr.training``'s docstring), as ``scripts/train.py`` flags."""
+LOG_EVERY = 500
 
 
 class ContextHead(nn.Module):
@@ -46,65 +50,81 @@ class ContextHead(nn.Module):
                 nn.init.zeros_(projection.bias)
 
     def forward(self, frames: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        padding = torch.arange(frames.shape[1])[None, :] >= lengths[:, None]
+        padding = torch.arange(frames.shape[1], device=frames.device)[None, :] >= lengths.to(frames.device)[:, None]
         for layer in self.layers:
             frames = layer(frames, src_key_padding_mask=padding)
         return frames
 
 
-def line_frames(model: nn.Module, images: torch.Tensor, widths: torch.Tensor) -> torch.Tensor:
-    """The frozen ResNet's ``[N, T, C]`` frames, as ``STRModel.forward`` computes them."""
+def line_frames(model: STRModel, images: torch.Tensor, widths: torch.Tensor) -> torch.Tensor:
+    """The frozen ResNet's ``[N, T, C]`` frames: ``STRModel.forward`` up to its classifier."""
     with torch.no_grad():
         masked = None if bool((widths == widths[0]).all()) else widths
         visual = model.FeatureExtraction(dark_text_on_light(images, masked), masked)
         return visual.mean(dim=2).permute(0, 2, 1)
 
 
-def head_logits(model: nn.Module, head: ContextHead, images: torch.Tensor, widths: torch.Tensor,
+def head_logits(model: STRModel, head: ContextHead, images: torch.Tensor, widths: torch.Tensor,
                 lengths: torch.Tensor) -> torch.Tensor:
     return model.Prediction(head(line_frames(model, images, widths), lengths))
 
 
-def main() -> None:
-    minutes, seed, run = float(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
-    init = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None
-    lr = float(sys.argv[5]) if len(sys.argv) > 5 else 1e-3
-    run.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(seed)
-    torch.set_num_threads(2)
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, required=True, help="training time; the learning rate decays over it")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--run-dir", type=Path, required=True, help="head.pt and loss.jsonl are written here")
+    parser.add_argument("--init", type=Path, default=None, help="an earlier run's head.pt, to train on")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    return parser.parse_args()
+
+
+def batches(seed: int) -> DataLoader:
     args = parse_args(ROUND_FLAGS.split())
     variety = Variety(**{field.name: getattr(args, field.name) for field in fields(Variety)})
+    lines = SyntheticBatches(seed, args.batch_size, args.fixed_fraction, fonts=args.fonts, variety=variety,
+                             earlier=Earlier(args.earlier_fonts, args.earlier_share))
+    return DataLoader(lines, batch_size=None, num_workers=1, prefetch_factor=8, persistent_workers=True)
+
+
+def step(model: STRModel, head: ContextHead, optimizer: torch.optim.Optimizer, batch: Batch) -> float:
+    log_probs = head_logits(model, head, batch.images, batch.widths, batch.input_lengths).log_softmax(2)
+    loss = ctc_loss(log_probs, batch)
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(head.parameters(), 5.0)
+    optimizer.step()
+    return loss.item()
+
+
+def main() -> None:
+    args = parse()
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(2)
     model = load_model(SHIPPED, 64).eval().requires_grad_(False)
     head = ContextHead()
-    if init:
-        head.load_state_dict(torch.load(init))
-    optimizer = torch.optim.AdamW(head.parameters(), lr=lr, weight_decay=1e-4)
-    batches = SyntheticBatches(seed, args.batch_size, args.fixed_fraction, fonts=args.fonts, variety=variety,
-                               earlier=Earlier(args.earlier_fonts, args.earlier_share))
-    data = DataLoader(batches, batch_size=None, num_workers=1, prefetch_factor=8, persistent_workers=True)
+    if args.init:
+        head.load_state_dict(torch.load(args.init))
+    optimizer = torch.optim.AdamW(head.parameters(), lr=args.lr, weight_decay=1e-4)
     start, losses, bar = time.monotonic(), [], tqdm(desc="head", unit="step")
-    for batch in data:
-        progress = (time.monotonic() - start) / (minutes * 60)
+    for batch in batches(args.seed):
+        progress = (time.monotonic() - start) / (args.minutes * 60)
         if progress >= 1:
             break
         for group in optimizer.param_groups:
-            group["lr"] = learning_rate(lr, progress)
-        log_probs = head_logits(model, head, batch.images, batch.widths, batch.input_lengths).log_softmax(2)
-        loss = ctc_loss(log_probs, batch)
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(head.parameters(), 5.0)
-        optimizer.step()
-        losses.append(loss.item())
+            group["lr"] = learning_rate(args.lr, progress)
+        losses.append(step(model, head, optimizer, batch))
         bar.update(1)
         if len(losses) % 20 == 0:
             bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
-        if len(losses) % 500 == 0:
-            torch.save(head.state_dict(), run / "head.pt")
-            with open(run / "loss.jsonl", "a") as log:
-                log.write(json.dumps({"step": len(losses), "loss": float(np.mean(losses[-500:]))}) + "\n")
-    torch.save(head.state_dict(), run / "head.pt")
-    print(f"{len(losses)} steps, loss {np.mean(losses[:50]):.4f} at the start, {np.mean(losses[-200:]):.4f} at the end")
+        if len(losses) % LOG_EVERY == 0:  # steps count from this run's start, also after --init
+            torch.save(head.state_dict(), args.run_dir / "head.pt")
+            with open(args.run_dir / "loss.jsonl", "a") as log:
+                log.write(json.dumps({"step": len(losses), "loss": float(np.mean(losses[-LOG_EVERY:]))}) + "\n")
+    torch.save(head.state_dict(), args.run_dir / "head.pt")
+    print(f"{len(losses)} steps; mean loss {np.mean(losses[:50]):.4f} over the first 50, {np.mean(losses[-200:]):.4f} "
+          "over the last 200")
 
 
 if __name__ == "__main__":

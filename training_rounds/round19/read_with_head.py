@@ -12,26 +12,27 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from str_ocr.contract import output_length
+from str_ocr import STRModel, load_model
+from str_ocr.contract import INPUT_HEIGHT, output_length
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import normalize
+from str_ocr.synth import Sample
 from str_ocr.text import greedy_decode
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent))  # the prototype beside this file
 from context_head import SHIPPED, ContextHead, head_logits  # noqa: E402
-from str_ocr import load_model  # noqa: E402
 
 BATCH = 64
 
 
-def readings(model, head, samples) -> tuple[list[str], list[str]]:
+def readings(model: STRModel, head: ContextHead, samples: list[Sample]) -> tuple[list[str], list[str]]:
     """Each line's reading without and with the head, in batches of lines of about one width."""
     plain, context = [""] * len(samples), [""] * len(samples)
     order = sorted(range(len(samples)), key=lambda i: samples[i].image.shape[1])
     for start in range(0, len(order), BATCH):
         members = order[start : start + BATCH]
         widths = torch.tensor([samples[i].image.shape[1] for i in members])
-        images = torch.zeros(len(members), 1, 32, int(widths.max()))
+        images = torch.zeros(len(members), 1, INPUT_HEIGHT, int(widths.max()))
         for k, i in enumerate(members):
             images[k, 0, :, : widths[k]] = torch.from_numpy(normalize(samples[i].image))
         lengths = torch.tensor([output_length(int(w)) for w in widths])
