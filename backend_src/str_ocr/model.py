@@ -183,7 +183,10 @@ class STRModel(nn.Module):
 
     def forward(self, x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
         """``x`` [N, 1, 32, W] -> [N, W // 4 + 1, 37]; ``widths`` [N]: real widths of zero-padded lines."""
+        return self.Prediction(self.frames(x, widths))
+
+    def frames(self, x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` [N, 1, 32, W] -> the frames the classifier reads, [N, W // 4 + 1, C]."""
         visual = self.FeatureExtraction(dark_text_on_light(x, widths), widths)  # [N, C, 1, T]
         # The published model pools the height with AdaptiveAvgPool2d((None, 1)); it is already 1.
-        sequence = visual.mean(dim=2).permute(0, 2, 1)  # [N, T, C]
-        return self.Prediction(sequence)
+        return visual.mean(dim=2).permute(0, 2, 1)

@@ -24,7 +24,6 @@ from torch.utils.data import DataLoader
 from tqdm import tqdm
 
 from str_ocr import STRModel, load_model
-from str_ocr.model import dark_text_on_light
 from str_ocr.synth import Variety
 from str_ocr.training import Batch, Earlier, SyntheticBatches, ctc_loss, learning_rate, parse_args
 
@@ -57,11 +56,9 @@ class ContextHead(nn.Module):
 
 
 def line_frames(model: STRModel, images: torch.Tensor, widths: torch.Tensor) -> torch.Tensor:
-    """The frozen ResNet's ``[N, T, C]`` frames: ``STRModel.forward`` up to its classifier."""
+    """The frozen ResNet's ``[N, T, C]`` frames (lines of one width need no mask)."""
     with torch.no_grad():
-        masked = None if bool((widths == widths[0]).all()) else widths
-        visual = model.FeatureExtraction(dark_text_on_light(images, masked), masked)
-        return visual.mean(dim=2).permute(0, 2, 1)
+        return model.frames(images, None if bool((widths == widths[0]).all()) else widths)
 
 
 def head_logits(model: STRModel, head: ContextHead, images: torch.Tensor, widths: torch.Tensor,

@@ -9,15 +9,14 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from str_ocr import STRModel, load_model
-from str_ocr.contract import INPUT_HEIGHT, output_length
 from str_ocr.evaluate import draw_group
-from str_ocr.preprocess import normalize
+from str_ocr.metrics import paired_difference, score
 from str_ocr.synth import Sample
 from str_ocr.text import greedy_decode
+from str_ocr.training import collate, line_log_probs
 
 sys.path.insert(0, str(Path(__file__).parent))  # the prototype beside this file
 from context_head import SHIPPED, ContextHead, head_logits  # noqa: E402
@@ -31,17 +30,13 @@ def readings(model: STRModel, head: ContextHead, samples: list[Sample]) -> tuple
     order = sorted(range(len(samples)), key=lambda i: samples[i].image.shape[1])
     for start in range(0, len(order), BATCH):
         members = order[start : start + BATCH]
-        widths = torch.tensor([samples[i].image.shape[1] for i in members])
-        images = torch.zeros(len(members), 1, INPUT_HEIGHT, int(widths.max()))
-        for k, i in enumerate(members):
-            images[k, 0, :, : widths[k]] = torch.from_numpy(normalize(samples[i].image))
-        lengths = torch.tensor([output_length(int(w)) for w in widths])
+        batch = collate([samples[i] for i in members])
         with torch.no_grad():
-            without = model(images, widths if int(widths.min()) != int(widths.max()) else None)
-            with_head = head_logits(model, head, images, widths, lengths)
-        for k, i in enumerate(members):
-            plain[i] = greedy_decode(without[k, : lengths[k]].numpy()).text
-            context[i] = greedy_decode(with_head[k, : lengths[k]].numpy()).text
+            without = line_log_probs(model, batch, torch.device("cpu"))
+            with_head = head_logits(model, head, batch.images, batch.widths, batch.input_lengths)
+        for k, (i, length) in enumerate(zip(members, batch.input_lengths)):
+            plain[i] = greedy_decode(without[k, :length].numpy()).text
+            context[i] = greedy_decode(with_head[k, :length].numpy()).text
     return plain, context
 
 
@@ -57,14 +52,12 @@ def main() -> None:
         for name, samples in draw_group(group, seed, count).items():
             truths = [s.text for s in samples]
             plain, context = readings(model, head, samples)
-            right_without = np.array([text == truth for text, truth in zip(plain, truths)], dtype=float)
-            right_with = np.array([text == truth for text, truth in zip(context, truths)], dtype=float)
-            difference = right_with - right_without
-            margin = 1.96 * difference.std(ddof=1) / np.sqrt(len(difference)) * 100
-            results[name] = {"plain": right_without.mean() * 100, "context": right_with.mean() * 100,
-                             "difference": difference.mean() * 100, "margin": margin}
+            difference = paired_difference(context, plain, truths)
+            results[name] = {"plain": score(plain, truths).word_accuracy * 100,
+                             "context": score(context, truths).word_accuracy * 100,
+                             "difference": difference.difference * 100, "margin": difference.margin * 100}
             print(f"{name:45} without {results[name]['plain']:6.2f} with {results[name]['context']:6.2f} "
-                  f"difference {results[name]['difference']:+.2f} +-{margin:.2f}", flush=True)
+                  f"difference {results[name]['difference']:+.2f} +-{results[name]['margin']:.2f}", flush=True)
     Path(out).write_text(json.dumps(results, indent=1))
 
 
