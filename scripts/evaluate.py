@@ -6,6 +6,7 @@
     .venv/bin/python scripts/evaluate.py --url 127.0.0.1:8001  # the same lines through the served model
     .venv/bin/python scripts/evaluate.py --checkpoint PATH --speed  # other weights, and their speed
     .venv/bin/python scripts/evaluate.py --peers rapidocr,easyocr  # beside the peers' recognisers (make peers)
+    .venv/bin/python scripts/evaluate.py --by-kind              # each kind of text and case scored apart
     .venv/bin/python scripts/evaluate.py --checkpoint NEW --against OLD  # each set's difference, line by line
 
 The sets are described in ``str_ocr.evaluate``, which this command runs with the weights

@@ -39,7 +39,7 @@ from .metrics import Scores, confusions, look_alike_accuracy, paired_difference,
 from .model import STRModel
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
-from .synth import MAX_CHARS, Sample, TextLineSynth, Variety, unshaped_warning
+from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
 from .text import Reading
 
 DEFAULT_SEED = 20_261_122
@@ -114,6 +114,23 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
             "confusions": [{"truth": t, "read": r, "count": n} for (t, r), n in most_often]}
 
 
+def kind_scores(samples: list[Sample], texts: list[str]) -> dict[str, dict]:
+    """``texts`` scored apart for each kind of text (``synth.TEXT_KINDS``) and each case (``synth.CASES``) among
+    ``samples``: which lines a set's mistakes come from, and whether look-alikes explain them."""
+    rows = {}
+    for label, attribute in [*((kind, "kind") for kind in TEXT_KINDS), *((case, "case") for case in CASES)]:
+        picked = [i for i, sample in enumerate(samples) if getattr(sample, attribute) == label]
+        if picked:
+            rows[label] = _scored([texts[i] for i in picked], [samples[i].text for i in picked])[1]
+    return rows
+
+
+def print_kinds(name: str, rows: dict[str, dict]) -> None:
+    print(f"  {name} by kind and case: " + ", ".join(
+        f"{label} {row['word_accuracy']:.1%} ({row['look_alike_word_accuracy']:.1%}, {row['lines']})"
+        for label, row in rows.items()))
+
+
 PEER_NAMES_SHOWN = {"rapidocr": "RapidOCR (PP-OCRv4)", "easyocr": "EasyOCR (english_g2)"}
 
 
@@ -131,6 +148,29 @@ def table(sets: dict[str, dict], seconds_per_line: dict[str, float] | None = Non
         rows.append("| time per line, one thread | " + " | ".join(f"{seconds_per_line[k] * 1000:.1f} ms"
                                                           for k in ["project", *peers]) + " |")
     return "\n".join(rows)
+
+
+def kind_table(sets: dict[str, dict]) -> str:
+    """``--by-kind``'s Markdown table: the word accuracy of each kind and case of line (with look-alikes as one),
+    each set's two polarities pooled, for the project and each peer run beside it."""
+    peers = list(next(iter(sets.values())).get("peers", {})) if sets else []
+    names = ["this project", *(PEER_NAMES_SHOWN.get(p, p) for p in peers)]
+    pooled: dict[tuple[str, str], list[list[float]]] = {}
+    for name, r in sets.items():
+        readers = [r["by_kind"], *(r["peers"][p]["by_kind"] for p in peers)]
+        for label in r["by_kind"]:
+            cells = pooled.setdefault((name.split(", ")[0], label), [[0.0, 0.0, 0.0] for _ in readers])
+            for cell, rows in zip(cells, readers):
+                row = rows[label]
+                cell[0] += row["lines"]
+                cell[1] += row["lines"] * row["word_accuracy"]
+                cell[2] += row["lines"] * row["look_alike_word_accuracy"]
+    lines = ["| set, both polarities | kind or case | lines | " + " | ".join(
+        f"{n}: word accuracy (look-alikes as one)" for n in names) + " |", "| --- | --- | --- |" + " --- |" * len(names)]
+    for (name, label), cells in pooled.items():
+        lines.append(f"| {name} | {label} | {cells[0][0]:.0f} | " + " | ".join(
+            f"{c[1] / c[0]:.1%} ({c[2] / c[0]:.1%})" for c in cells) + " |")
+    return "\n".join(lines)
 
 
 FACE_SEED_OFFSET = 100
@@ -164,8 +204,9 @@ def peer_image(name: str, sample: Sample) -> np.ndarray:
 
 
 def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: PeerReader,
-                results: dict) -> dict[str, float]:
-    """Each peer's scores on every set, added to ``results["sets"]``; the seconds per line each took."""
+                results: dict, by_kind: bool = False) -> dict[str, float]:
+    """Each peer's scores on every set, added to ``results["sets"]`` (``by_kind``: also each kind and case of line
+    apart); the seconds per line each took."""
     images = [peer_image(name, s) for name, samples in sets.items() for s in samples]
     seconds = {}
     for peer in peers:
@@ -173,9 +214,13 @@ def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: 
         seconds[peer] = total / len(images)
         start = 0
         for name, samples in sets.items():
-            scores, scores_dict = _scored(texts[start:start + len(samples)], [s.text for s in samples])
+            read = texts[start:start + len(samples)]
+            scores, scores_dict = _scored(read, [s.text for s in samples])
             results["sets"][name].setdefault("peers", {})[peer] = scores_dict
             print(f"{name}, {peer}: {_with_look_alikes(scores, scores_dict)}")
+            if by_kind:
+                scores_dict["by_kind"] = kind_scores(samples, read)
+                print_kinds(peer, scores_dict["by_kind"])
             start += len(samples)
     return seconds
 
@@ -203,6 +248,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--examples", type=int, default=3, help="mistakes to show per set")
     parser.add_argument("--by-face", type=int, default=0, metavar="N",
                         help="also read N variable-width lines in each face of the --sets on its own")
+    parser.add_argument("--by-kind", action="store_true",
+                        help="also score each kind of text (word-like, random characters, codes, digits) and each case "
+                             "apart, for the project and the peers")
     parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
     parser.add_argument("--against", type=Path, metavar="CHECKPOINT",
                         help="other weights that read the same lines in-process: each set's difference, line by line")
@@ -299,14 +347,20 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         readings = read([s.image for s in samples])
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
+        if args.by_kind:
+            results["sets"][name]["by_kind"] = kind_scores(samples, [r.text for r in readings])
+            print_kinds("this project", results["sets"][name]["by_kind"])
         if other:
             results["sets"][name]["against"] = compared(samples, readings, other.read([s.image for s in samples]))
     seconds_per_line = None
     if peers:
         lines = sum(len(samples) for samples in sets.values())
-        seconds_per_line = {"project": reading_seconds / lines, **score_peers(sets, peers, read_peer, results)}
+        seconds_per_line = {"project": reading_seconds / lines,
+                            **score_peers(sets, peers, read_peer, results, args.by_kind)}
         results["seconds_per_line"] = seconds_per_line
     print(table(results["sets"], seconds_per_line))
+    if args.by_kind:
+        print(kind_table(results["sets"]))
     if other:
         print_worst_difference(results["sets"], args.against)
     if args.by_face:

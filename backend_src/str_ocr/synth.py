@@ -48,6 +48,11 @@ OLD_STYLE_STEP = 0.08
 """Least step between the heights of a face's figures, as a share of the font size, that ``has_old_style_figures``
 takes for old-style ones: lining figures stand within a pixel or two of each other."""
 
+TEXT_KINDS = ("word-like", "random characters", "code", "digits")
+"""What a drawn line says: syllables, any of 0-9a-z, letters and digits in two runs ("ab1234"), digits alone."""
+CASES = ("lower", "UPPER", "Title")
+"""How its letters are drawn: as written, in capitals, with a capital first."""
+
 VOWELS, CONSONANTS = "aeiou", "bcdfghjklmnprstvwyz"
 ONSETS = [*CONSONANTS, "br", "ch", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr", "wh"]
 CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "ng", "ck", "st", "nd", "rt"]
@@ -129,11 +134,14 @@ def _font(path: Path, size: int, basic_layout: bool = False) -> ImageFont.FreeTy
 @dataclass(frozen=True)
 class Sample:
     """A rendered line: grey levels ``[32, W]`` (uint8) and the text it shows (lower case); with ``keep_source``,
-    also the line as drawn, at its own size and aspect ratio, before it was scaled and degraded."""
+    also the line as drawn, at its own size and aspect ratio, before it was scaled and degraded. A line drawn by
+    ``TextLineSynth.sample`` also says which of ``TEXT_KINDS`` its text is and in which of ``CASES`` it was drawn."""
 
     image: np.ndarray
     text: str
     source: np.ndarray | None = None
+    kind: str | None = None
+    case: str | None = None
 
 
 class TextLineSynth:
@@ -155,22 +163,26 @@ class TextLineSynth:
 
     def random_text(self, max_chars: int = MAX_CHARS) -> str:
         """1 to ``max_chars`` characters: random ones, word-like syllables, or numbers and codes."""
+        return self.text_and_kind(max_chars)[0]
+
+    def text_and_kind(self, max_chars: int = MAX_CHARS) -> tuple[str, str]:
+        """``random_text`` and which of ``TEXT_KINDS`` it is."""
         rng = self.rng
         length = rng.randint(1, max_chars)
         kind = rng.random()
         if kind < 0.35:
-            return "".join(rng.choice(ALPHABET) for _ in range(length))
+            return "".join(rng.choice(ALPHABET) for _ in range(length)), "random characters"
         if kind < 0.8:
             word = ""
             while len(word) < length:
                 word += rng.choice(ONSETS) + rng.choice(VOWELS) * rng.choice([1, 1, 1, 2]) + rng.choice(CODAS)
-            return word[:length]
+            return word[:length], "word-like"
         digits = "".join(rng.choice("0123456789") for _ in range(length))
         if length > 3 and rng.random() < 0.5:  # a code such as "ab1234" or "2024x"
             cut = rng.randint(1, length - 1)
             letters = "".join(rng.choice(ALPHABET[10:]) for _ in range(cut))
-            return letters + digits[cut:] if rng.random() < 0.5 else digits[cut:] + letters
-        return digits
+            return (letters + digits[cut:] if rng.random() < 0.5 else digits[cut:] + letters), "code"
+        return digits, "digits"
 
     # --- how it looks ---
 
@@ -271,18 +283,25 @@ class TextLineSynth:
         """``text`` as a ``[32, W]`` uint8 line: ``width`` wide if given, else its natural aspect ratio."""
         return self._render(text, width)[0]
 
-    def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image]:
-        shown = {0: text, 1: text.upper(), 2: text.capitalize()}[self.rng.choices([0, 1, 2], [5, 3, 2])[0]]
+    def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image, str]:
+        shown, case = _cased(text, self.rng)
         drawn = self._draw(shown)
-        return self._degrade(resize_line(drawn, width, max_width=self.max_width)), drawn
+        return self._degrade(resize_line(drawn, width, max_width=self.max_width)), drawn, case
 
     def sample(self, width: int | None = None, max_chars: int | None = None) -> Sample:
         """A random line; at the tutorial's 32x100, strings of at most ``FIXED_MAX_CHARS``."""
         if max_chars is None:
             max_chars = FIXED_MAX_CHARS if width == TUTORIAL_WIDTH else MAX_CHARS
-        text = self.random_text(max_chars)
-        line, drawn = self._render(text, width)
-        return Sample(line, text, np.asarray(drawn) if self.keep_source else None)
+        text, kind = self.text_and_kind(max_chars)
+        line, drawn, case = self._render(text, width)
+        return Sample(line, text, np.asarray(drawn) if self.keep_source else None, kind, case)
+
+
+def _cased(text: str, rng: random.Random) -> tuple[str, str]:
+    """``text`` as drawn, and which of ``CASES``: half of lines as written (lower case), the others in capitals
+    or with a capital first."""
+    case = rng.choices(CASES, [5, 3, 2])[0]
+    return {"lower": text, "UPPER": text.upper(), "Title": text.capitalize()}[case], case
 
 
 def _thinned(image: Image.Image, ink: int, background: int) -> Image.Image:
@@ -401,7 +420,7 @@ class PageSynth:
 
     def _word(self, size: int) -> tuple[str, str, Path, ImageFont.FreeTypeFont]:
         text = self.lines.random_text(12) if self.rng.random() < 0.5 else self.lines.random_text(8)
-        shown = {0: text, 1: text.upper(), 2: text.capitalize()}[self.rng.choices([0, 1, 2], [5, 3, 2])[0]]
+        shown, _ = _cased(text, self.rng)
         face = self.rng.choice(self.lines.fonts)
         return text, shown, face, _font(face, size)
 

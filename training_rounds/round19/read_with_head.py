@@ -7,6 +7,7 @@ From the repository root:
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -24,8 +25,10 @@ from context_head import SHIPPED, ContextHead, head_logits  # noqa: E402
 BATCH = 64
 
 
-def readings(model: STRModel, head: ContextHead, samples: list[Sample]) -> tuple[list[str], list[str]]:
-    """Each line's reading without and with the head, in batches of lines of about one width."""
+def readings(model: STRModel, head: ContextHead, samples: list[Sample],
+             beneath: STRModel | None = None) -> tuple[list[str], list[str]]:
+    """Each line's reading by ``model`` alone and with the head over ``beneath``'s frames (default: ``model``'s),
+    in batches of lines of about one width."""
     plain, context = [""] * len(samples), [""] * len(samples)
     order = sorted(range(len(samples)), key=lambda i: samples[i].image.shape[1])
     for start in range(0, len(order), BATCH):
@@ -33,11 +36,28 @@ def readings(model: STRModel, head: ContextHead, samples: list[Sample]) -> tuple
         batch = collate([samples[i] for i in members])
         with torch.no_grad():
             without = line_log_probs(model, batch, torch.device("cpu"))
-            with_head = head_logits(model, head, batch.images, batch.widths, batch.input_lengths)
+            with_head = head_logits(beneath or model, head, batch.images, batch.widths, batch.input_lengths)
         for k, (i, length) in enumerate(zip(members, batch.input_lengths)):
             plain[i] = greedy_decode(without[k, :length].numpy()).text
             context[i] = greedy_decode(with_head[k, :length].numpy()).text
     return plain, context
+
+
+def screen(read_pair: Callable[[list[Sample]], tuple[list[str], list[str]]], seed: int, count: int, groups: str,
+           out: str) -> None:
+    """Each set's word accuracy as ``read_pair`` reads it without and with the change, and their difference."""
+    results = {}
+    for group in groups.split(","):
+        for name, samples in draw_group(group, seed, count).items():
+            truths = [s.text for s in samples]
+            plain, context = read_pair(samples)
+            difference = paired_difference(context, plain, truths)
+            results[name] = {"plain": score(plain, truths).word_accuracy * 100,
+                             "context": score(context, truths).word_accuracy * 100,
+                             "difference": difference.difference * 100, "margin": difference.margin * 100}
+            print(f"{name:45} without {results[name]['plain']:6.2f} with {results[name]['context']:6.2f} "
+                  f"difference {results[name]['difference']:+.2f} +-{results[name]['margin']:.2f}", flush=True)
+    Path(out).write_text(json.dumps(results, indent=1))
 
 
 def main() -> None:
@@ -47,18 +67,7 @@ def main() -> None:
     head = ContextHead()
     head.load_state_dict(torch.load(head_path))
     head.eval()
-    results = {}
-    for group in groups.split(","):
-        for name, samples in draw_group(group, seed, count).items():
-            truths = [s.text for s in samples]
-            plain, context = readings(model, head, samples)
-            difference = paired_difference(context, plain, truths)
-            results[name] = {"plain": score(plain, truths).word_accuracy * 100,
-                             "context": score(context, truths).word_accuracy * 100,
-                             "difference": difference.difference * 100, "margin": difference.margin * 100}
-            print(f"{name:45} without {results[name]['plain']:6.2f} with {results[name]['context']:6.2f} "
-                  f"difference {results[name]['difference']:+.2f} +-{results[name]['margin']:.2f}", flush=True)
-    Path(out).write_text(json.dumps(results, indent=1))
+    screen(lambda samples: readings(model, head, samples), seed, count, groups, out)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from str_ocr import STRModel, save_checkpoint
-from str_ocr.evaluate import CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, main, table
+from str_ocr.evaluate import CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, kind_table, main, table
 from str_ocr.fonts import FONT_SETS
 from str_ocr_triton.config import served_weights
 
@@ -75,6 +75,26 @@ def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(tmp_pa
     assert peer["current: fixed 32x100"]["lines"] == 4 and peer["current: fixed 32x100"]["cer"] == 1.0
     assert peer["current: fixed 32x100"]["look_alike_word_accuracy"] == 0
     assert "RapidOCR" in table(results["sets"], results["seconds_per_line"]).splitlines()[0]
+
+
+def test_by_kind_scores_each_kind_and_case_apart_for_the_project_and_the_peers(tmp_path, threads, capsys):
+    shipped, _ = served_weights()
+
+    def reads_digits_only(peer, images):
+        return ["7"] * len(images), 0.1
+
+    results = main(["--checkpoint", str(shipped), "--count", "60", "--sets", "held-out", "--examples", "0",
+                    "--by-kind", "--peers", "easyocr"], read_peer=reads_digits_only)
+    for r in results["sets"].values():
+        for reader in (r["by_kind"], r["peers"]["easyocr"]["by_kind"]):
+            kinds = [reader[k]["lines"] for k in ("word-like", "random characters", "code", "digits") if k in reader]
+            cases = [reader[c]["lines"] for c in ("lower", "UPPER", "Title") if c in reader]
+            assert sum(kinds) == sum(cases) == 60
+        assert r["peers"]["easyocr"]["by_kind"]["word-like"]["word_accuracy"] == 0  # "7" is no word
+        assert r["by_kind"]["word-like"]["word_accuracy"] > 0.5
+    rows = kind_table(results["sets"]).splitlines()
+    assert "EasyOCR" in rows[0] and len(rows) == 2 + 2 * 7  # two widths, polarities pooled; 4 kinds and 3 cases
+    assert "| held-out: variable width | word-like | " in capsys.readouterr().out
 
 
 def test_peers_need_their_readers():

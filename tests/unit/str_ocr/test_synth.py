@@ -1,3 +1,5 @@
+import random
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, features
@@ -7,7 +9,7 @@ from str_ocr import fonts, synth as synth_module
 from str_ocr.fonts import font_files
 from str_ocr.metrics import edit_distance, score
 from str_ocr.preprocess import TUTORIAL_WIDTH
-from str_ocr.synth import FIXED_MAX_CHARS, MAX_CHARS, TextLineSynth, Variety, ctc_feasible
+from str_ocr.synth import CASES, FIXED_MAX_CHARS, MAX_CHARS, TEXT_KINDS, TextLineSynth, Variety, ctc_feasible
 
 HELD_OUT_OLD_STYLE = {"EBGaramond12-Regular", "EBGaramond12-Bold", "EBGaramond12-Italic"} | (
     {"OpenSans-Regular", "OpenSans-Bold", "OpenSans-Italic", "OpenSans-ExtraBold", "OpenSans-CondBold",
@@ -33,6 +35,24 @@ def test_lines_are_grey_32_high_and_say_text_over_the_alphabet():
         assert 1 <= len(s.text) <= MAX_CHARS and set(s.text) <= set(ALPHABET)
     assert all(s.image.shape[1] == TUTORIAL_WIDTH and len(s.text) <= FIXED_MAX_CHARS for s in fixed)
     assert len({s.image.shape[1] for s in variable}) > 10  # widths follow the text
+
+
+def test_each_line_says_what_kind_of_text_it_shows():
+    synth = TextLineSynth(12, "core")
+    samples = [synth.sample() for _ in range(150)]
+    assert {s.kind for s in samples} == set(TEXT_KINDS) and {s.case for s in samples} == set(CASES)
+    for s in samples:
+        letters, digits = sum(c.isalpha() for c in s.text), sum(c.isdigit() for c in s.text)
+        assert {"word-like": digits == 0, "digits": letters == 0,
+                "code": letters > 0 and digits > 0 and s.text.strip("0123456789").isalpha(),
+                "random characters": True}[s.kind], s
+
+
+def test_a_case_names_how_the_letters_are_drawn():
+    rng = random.Random(3)
+    drawn = [synth_module._cased("ab1 cd", rng) for _ in range(60)]
+    assert {case for _, case in drawn} == set(CASES)
+    assert all(shown == {"lower": "ab1 cd", "UPPER": "AB1 CD", "Title": "Ab1 cd"}[case] for shown, case in drawn)
 
 
 def test_lines_are_drawn_in_the_set_asked_for():

@@ -1,0 +1,31 @@
+"""Round 20's screen: the shipped weights alone, and the run's network with its context head, on the same lines of
+``scripts/evaluate.py``'s sets; each set's word accuracy and the difference line by line with its 95 % interval.
+From the repository root:
+
+    .venv/bin/python training_rounds/round20/read_joint.py runs/joint/joint.pt SEED COUNT current,training,held-out OUT
+"""
+
+import sys
+from pathlib import Path
+
+import torch
+
+from str_ocr import load_model
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "round19"))
+from context_head import SHIPPED, ContextHead  # noqa: E402
+from read_with_head import readings, screen  # noqa: E402
+
+
+def main() -> None:
+    joint_path, seed, count, groups, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    torch.set_num_threads(2)
+    shipped, trained, head = load_model(SHIPPED, 64).eval(), load_model(SHIPPED, 64).eval(), ContextHead().eval()
+    state = torch.load(joint_path)
+    trained.load_state_dict(state["model"])
+    head.load_state_dict(state["head"])
+    screen(lambda samples: readings(shipped, head, samples, beneath=trained), seed, count, groups, out)
+
+
+if __name__ == "__main__":
+    main()
