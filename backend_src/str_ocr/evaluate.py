@@ -125,7 +125,7 @@ def kind_scores(samples: list[Sample], texts: list[str]) -> dict[str, dict]:
     return rows
 
 
-def print_kinds(name: str, rows: dict[str, dict]) -> None:
+def _print_kinds(name: str, rows: dict[str, dict]) -> None:
     print(f"  {name} by kind and case: " + ", ".join(
         f"{label} {row['word_accuracy']:.1%} ({row['look_alike_word_accuracy']:.1%}, {row['lines']})"
         for label, row in rows.items()))
@@ -165,8 +165,9 @@ def kind_table(sets: dict[str, dict]) -> str:
                 cell[0] += row["lines"]
                 cell[1] += row["lines"] * row["word_accuracy"]
                 cell[2] += row["lines"] * row["look_alike_word_accuracy"]
-    lines = ["| set, both polarities | kind or case | lines | " + " | ".join(
-        f"{n}: word accuracy (look-alikes as one)" for n in names) + " |", "| --- | --- | --- |" + " --- |" * len(names)]
+    lines = ["| set (polarities pooled) | kind or case | lines | " + " | ".join(
+        f"{n}: word accuracy (look-alikes as one)" for n in names) + " |"]
+    lines.append("| --- | --- | --- |" + " --- |" * len(names))
     for (name, label), cells in pooled.items():
         lines.append(f"| {name} | {label} | {cells[0][0]:.0f} | " + " | ".join(
             f"{c[1] / c[0]:.1%} ({c[2] / c[0]:.1%})" for c in cells) + " |")
@@ -204,7 +205,7 @@ def peer_image(name: str, sample: Sample) -> np.ndarray:
 
 
 def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: PeerReader,
-                results: dict, by_kind: bool = False) -> dict[str, float]:
+                results: dict, *, by_kind: bool = False) -> dict[str, float]:
     """Each peer's scores on every set, added to ``results["sets"]`` (``by_kind``: also each kind and case of line
     apart); the seconds per line each took."""
     images = [peer_image(name, s) for name, samples in sets.items() for s in samples]
@@ -220,7 +221,7 @@ def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: 
             print(f"{name}, {peer}: {_with_look_alikes(scores, scores_dict)}")
             if by_kind:
                 scores_dict["by_kind"] = kind_scores(samples, read)
-                print_kinds(peer, scores_dict["by_kind"])
+                _print_kinds(peer, scores_dict["by_kind"])
             start += len(samples)
     return seconds
 
@@ -349,14 +350,14 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         results["sets"][name] = report(name, samples, readings, args.examples)
         if args.by_kind:
             results["sets"][name]["by_kind"] = kind_scores(samples, [r.text for r in readings])
-            print_kinds("this project", results["sets"][name]["by_kind"])
+            _print_kinds("this project", results["sets"][name]["by_kind"])
         if other:
             results["sets"][name]["against"] = compared(samples, readings, other.read([s.image for s in samples]))
     seconds_per_line = None
     if peers:
         lines = sum(len(samples) for samples in sets.values())
         seconds_per_line = {"project": reading_seconds / lines,
-                            **score_peers(sets, peers, read_peer, results, args.by_kind)}
+                            **score_peers(sets, peers, read_peer, results, by_kind=args.by_kind)}
         results["seconds_per_line"] = seconds_per_line
     print(table(results["sets"], seconds_per_line))
     if args.by_kind:

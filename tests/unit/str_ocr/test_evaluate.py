@@ -7,6 +7,7 @@ import torch
 from str_ocr import STRModel, save_checkpoint
 from str_ocr.evaluate import CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, kind_table, main, table
 from str_ocr.fonts import FONT_SETS
+from str_ocr.synth import CASES, TEXT_KINDS
 from str_ocr_triton.config import served_weights
 
 
@@ -87,13 +88,11 @@ def test_by_kind_scores_each_kind_and_case_apart_for_the_project_and_the_peers(t
                     "--by-kind", "--peers", "easyocr"], read_peer=reads_digits_only)
     for r in results["sets"].values():
         for reader in (r["by_kind"], r["peers"]["easyocr"]["by_kind"]):
-            kinds = [reader[k]["lines"] for k in ("word-like", "random characters", "code", "digits") if k in reader]
-            cases = [reader[c]["lines"] for c in ("lower", "UPPER", "Title") if c in reader]
-            assert sum(kinds) == sum(cases) == 60
+            assert sum(reader[k]["lines"] for k in TEXT_KINDS) == sum(reader[c]["lines"] for c in CASES) == 60
         assert r["peers"]["easyocr"]["by_kind"]["word-like"]["word_accuracy"] == 0  # "7" is no word
         assert r["by_kind"]["word-like"]["word_accuracy"] > 0.5
     rows = kind_table(results["sets"]).splitlines()
-    assert "EasyOCR" in rows[0] and len(rows) == 2 + 2 * 7  # two widths, polarities pooled; 4 kinds and 3 cases
+    assert "EasyOCR" in rows[0] and len(rows) == 2 + 2 * (len(TEXT_KINDS) + len(CASES))  # two widths, polarities pooled
     assert "| held-out: variable width | word-like | " in capsys.readouterr().out
 
 
