@@ -1,8 +1,9 @@
-"""Round 20's screen: the shipped weights alone, and the run's network with its context head, on the same lines of
-``scripts/evaluate.py``'s sets; each set's word accuracy and the difference line by line with its 95 % interval.
-From the repository root:
+"""Round 20's screen: weights alone (the shipped ones unless a sixth argument names others), and the run's network
+with its context head, on the same lines of ``scripts/evaluate.py``'s sets; each set's word accuracy and the
+difference line by line with its 95 % interval. From the repository root:
 
-    .venv/bin/python training_rounds/round20/read_joint.py runs/joint/joint.pt SEED COUNT current,training,held-out OUT
+    .venv/bin/python training_rounds/round20/read_joint.py runs/joint/joint.pt SEED COUNT current,training,held-out OUT \
+        [training_rounds/base/str_64ch.pth]
 """
 
 import sys
@@ -20,11 +21,12 @@ from read_with_head import readings, screen  # noqa: E402
 def main() -> None:
     joint_path, seed, count, groups, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
     torch.set_num_threads(2)
-    shipped, trained, head = load_model(SHIPPED, 64).eval(), load_model(SHIPPED, 64).eval(), ContextHead().eval()
+    alone = load_model(sys.argv[6] if len(sys.argv) > 6 else SHIPPED, 64).eval()
+    trained, head = load_model(SHIPPED, 64).eval(), ContextHead().eval()
     state = torch.load(joint_path)
     trained.load_state_dict(state["model"])
     head.load_state_dict(state["head"])
-    screen(lambda samples: readings(shipped, head, samples, beneath=trained), seed, count, groups, out)
+    screen(lambda samples: readings(alone, head, samples, beneath=trained), seed, count, groups, out)
 
 
 if __name__ == "__main__":
