@@ -19,14 +19,12 @@ from read_with_head import readings, screen  # noqa: E402
 
 
 def main() -> None:
-    joint_path, seed, count, groups, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    network, head_path, seed, count, groups, out = sys.argv[1:7]
     torch.set_num_threads(2)
-    alone = load_model(sys.argv[6] if len(sys.argv) > 6 else SHIPPED, 64).eval()
-    trained, head = load_model(SHIPPED, 64).eval(), ContextHead().eval()
-    state = torch.load(joint_path)
-    trained.load_state_dict(state["model"])
-    head.load_state_dict(state["head"])
-    screen(lambda samples: readings(alone, head, samples, beneath=trained), seed, count, groups, out)
+    alone = load_model(sys.argv[7] if len(sys.argv) > 7 else SHIPPED, 64).eval()
+    trained, head = load_model(network, 64).eval(), ContextHead().eval()
+    head.load_state_dict(torch.load(head_path))
+    screen(lambda samples: readings(alone, head, samples, beneath=trained), int(seed), int(count), groups, out)
 
 
 if __name__ == "__main__":
