@@ -1,9 +1,9 @@
-"""Round 20's screen: weights alone (the shipped ones unless a sixth argument names others), and the run's network
-with its context head, on the same lines of ``scripts/evaluate.py``'s sets; each set's word accuracy and the
+"""Round 20's screen: weights alone (the shipped ones unless a seventh argument names others), and a network with a
+context head over its frames, on the same lines of ``scripts/evaluate.py``'s sets; each set's word accuracy and the
 difference line by line with its 95 % interval. From the repository root:
 
-    .venv/bin/python training_rounds/round20/read_joint.py runs/joint/joint.pt SEED COUNT current,training,held-out OUT \
-        [training_rounds/base/str_64ch.pth]
+    .venv/bin/python training_rounds/round20/read_joint.py training_rounds/round20/str_64ch.pth \\
+        training_rounds/round20/head.pt SEED COUNT current,training,held-out OUT [training_rounds/base/str_64ch.pth]
 """
 
 import sys
