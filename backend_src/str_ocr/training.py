@@ -205,6 +205,11 @@ class Batch:
     target_lengths: torch.Tensor
     earlier: torch.Tensor  # [N] bool: the lines drawn as earlier weights' were (``Earlier``), the others in ``fonts``
 
+    def mask_widths(self) -> torch.Tensor | None:
+        """``widths`` for the network to mask the padding with; None where the lines are all one width and need no
+        mask (the tutorial's fixed batches are all 100 wide)."""
+        return None if bool((self.widths == self.widths[0]).all()) else self.widths
+
 
 def collate(samples: list[Sample], earlier: list[bool] | None = None) -> Batch:
     """One batch of ``samples``; ``earlier`` marks those drawn as earlier lines (default: none)."""
@@ -308,8 +313,8 @@ def line_log_probs(model: STRModel, batch: Batch, device: torch.device, bf16: bo
     """The network's per-frame log-probabilities of the batch's lines, ``[N, T, C]`` in f32; ``bf16``: the network
     computes under bf16 autocast."""
     images = batch.images.to(device, non_blocking=True)
-    # Lines of one width need no mask (and the tutorial's fixed batches are all 100 wide).
-    widths = None if bool((batch.widths == batch.widths[0]).all()) else batch.widths.to(device, non_blocking=True)
+    widths = batch.mask_widths()
+    widths = None if widths is None else widths.to(device, non_blocking=True)
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
         logits = model(images.contiguous(memory_format=torch.channels_last), widths)
     return logits.float().log_softmax(2)

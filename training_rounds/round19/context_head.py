@@ -55,22 +55,25 @@ class ContextHead(nn.Module):
         return frames
 
 
-def line_frames(model: STRModel, images: torch.Tensor, widths: torch.Tensor) -> torch.Tensor:
-    """The frozen ResNet's ``[N, T, C]`` frames (lines of one width need no mask)."""
-    with torch.no_grad():
-        return model.frames(images, None if bool((widths == widths[0]).all()) else widths)
+def head_logits(model: STRModel, head: ContextHead, batch: Batch, train_network: bool = False) -> torch.Tensor:
+    """The batch's ``[N, T, classes]`` logits with ``head`` between ``model``'s ResNet and its classifier; the
+    ResNet's frames carry gradients only if ``train_network``."""
+    with torch.set_grad_enabled(train_network and torch.is_grad_enabled()):
+        frames = model.frames(batch.images, batch.mask_widths())
+    return model.Prediction(head(frames, batch.input_lengths))
 
 
-def head_logits(model: STRModel, head: ContextHead, images: torch.Tensor, widths: torch.Tensor,
-                lengths: torch.Tensor) -> torch.Tensor:
-    return model.Prediction(head(line_frames(model, images, widths), lengths))
+def shared_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments round 19's and round 20's trainers share."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--minutes", type=float, required=True, help="training time; the learning rate decays over it")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--run-dir", type=Path, required=True, help="the run's weights and loss.jsonl are written here")
+    return parser
 
 
 def parse() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, required=True, help="training time; the learning rate decays over it")
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--run-dir", type=Path, required=True, help="head.pt and loss.jsonl are written here")
+    parser = shared_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--init", type=Path, default=None, help="an earlier run's head.pt, to train on")
     parser.add_argument("--lr", type=float, default=1e-3)
     return parser.parse_args()
@@ -85,7 +88,7 @@ def batches(seed: int) -> DataLoader:
 
 
 def step(model: STRModel, head: ContextHead, optimizer: torch.optim.Optimizer, batch: Batch) -> float:
-    log_probs = head_logits(model, head, batch.images, batch.widths, batch.input_lengths).log_softmax(2)
+    log_probs = head_logits(model, head, batch).log_softmax(2)
     loss = ctc_loss(log_probs, batch)
     optimizer.zero_grad()
     loss.backward()

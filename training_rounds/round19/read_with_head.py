@@ -36,7 +36,7 @@ def readings(model: STRModel, head: ContextHead, samples: list[Sample],
         batch = collate([samples[i] for i in members])
         with torch.no_grad():
             without = line_log_probs(model, batch, torch.device("cpu"))
-            with_head = head_logits(model if beneath is None else beneath, head, batch.images, batch.widths, batch.input_lengths)
+            with_head = head_logits(model if beneath is None else beneath, head, batch)
         for k, (i, length) in enumerate(zip(members, batch.input_lengths)):
             plain[i] = greedy_decode(without[k, :length].numpy()).text
             context[i] = greedy_decode(with_head[k, :length].numpy()).text

@@ -20,30 +20,22 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from str_ocr import STRModel, load_model
-from str_ocr.training import Batch, ctc_loss, learning_rate, save_atomically
+from str_ocr import load_model
+from str_ocr.training import ctc_loss, learning_rate, save_atomically
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "round19"))
-from context_head import SHIPPED, ContextHead, batches  # noqa: E402
+from context_head import SHIPPED, ContextHead, batches, head_logits, shared_arguments  # noqa: E402
 
 LOG_EVERY = 500
 SAVE_EVERY = 250
 
 
 def parse() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--minutes", type=float, required=True, help="training time; the learning rates decay over it")
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--run-dir", type=Path, required=True, help="joint.pt and loss.jsonl are written here")
+    parser = shared_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--init", type=Path, required=True, help="a round-19 head.pt to start the head from")
     parser.add_argument("--head-lr", type=float, default=5e-4)
     parser.add_argument("--network-lr", type=float, default=5e-5)
     return parser.parse_args()
-
-
-def logits(model: STRModel, head: ContextHead, batch: Batch) -> torch.Tensor:
-    widths = None if bool((batch.widths == batch.widths[0]).all()) else batch.widths
-    return model.Prediction(head(model.frames(batch.images, widths), batch.input_lengths))
 
 
 def main() -> None:
@@ -75,7 +67,7 @@ def main() -> None:
             break
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(group["base"], progress)
-        loss = ctc_loss(logits(model, head, batch).log_softmax(2), batch)
+        loss = ctc_loss(head_logits(model, head, batch, train_network=True).log_softmax(2), batch)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_([*head.parameters(), *model.parameters()], 5.0)
