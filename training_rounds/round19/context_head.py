@@ -79,8 +79,9 @@ def parse() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def batches(seed: int) -> DataLoader:
-    args = parse_args(ROUND_FLAGS.split())
+def batches(seed: int, changed_flags: str = "") -> DataLoader:
+    """Round 15's mix, with ``changed_flags`` (``scripts/train.py`` flags) in place of its own where given."""
+    args = parse_args((ROUND_FLAGS + " " + changed_flags).split())
     variety = Variety(**{field.name: getattr(args, field.name) for field in fields(Variety)})
     lines = SyntheticBatches(seed, args.batch_size, args.fixed_fraction, fonts=args.fonts, variety=variety,
                              earlier=Earlier(args.earlier_fonts, args.earlier_share))

@@ -8,6 +8,12 @@ root:
 
     .venv/bin/python training_rounds/round20/joint_head.py --minutes 100 --seed 2020 --run-dir runs/joint \\
         --init training_rounds/round19/head-b.pt
+
+Round 21 trains round 20's network and head on, with more of the current faces' fixed lines:
+
+    .venv/bin/python training_rounds/round20/joint_head.py --minutes 100 --seed 2121 --run-dir runs/joint21 \\
+        --network training_rounds/round20/str_64ch.pth --init training_rounds/round20/head.pt --head-lr 3e-4 \\
+        --network-lr 4e-5 --changed-flags "--earlier-share 0.65 --fixed-fraction 0.65"
 """
 
 import argparse
@@ -35,6 +41,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--init", type=Path, required=True, help="a round-19 head.pt to start the head from")
     parser.add_argument("--head-lr", type=float, default=5e-4)
     parser.add_argument("--network-lr", type=float, default=5e-5)
+    parser.add_argument("--network", type=Path, default=SHIPPED, help="the 64-channel weights beneath the head")
+    parser.add_argument("--changed-flags", default="", help="scripts/train.py flags in place of round 15's mix's")
     return parser.parse_args()
 
 
@@ -44,7 +52,7 @@ def main() -> None:
     saved = args.run_dir / "joint.pt"
     torch.manual_seed(args.seed)
     torch.set_num_threads(2)
-    model, head = load_model(SHIPPED, 64).eval(), ContextHead().eval()
+    model, head = load_model(args.network, 64).eval(), ContextHead().eval()
     head.load_state_dict(torch.load(args.init))
     optimizer = torch.optim.AdamW([{"params": head.parameters(), "lr": args.head_lr, "base": args.head_lr},
                                    {"params": model.parameters(), "lr": args.network_lr, "base": args.network_lr,
@@ -61,7 +69,7 @@ def main() -> None:
         save_atomically({"model": model.state_dict(), "head": head.state_dict(), "optimizer": optimizer.state_dict(),
                          "steps": done, "seconds": time.monotonic() - start}, saved)
 
-    for batch in batches(args.seed + done):
+    for batch in batches(args.seed + done, args.changed_flags):
         progress = (time.monotonic() - start) / (args.minutes * 60)
         if progress >= 1:
             break
