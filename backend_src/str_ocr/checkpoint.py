@@ -35,6 +35,12 @@ def _state_width(state: StateDict) -> int | None:
     return weight.shape[1] if weight is not None and weight.ndim == 2 else None
 
 
+def _context_layers(state: StateDict) -> int:
+    """How many ``FrameContext`` layers the state holds weights for (0: None-ResNet-None-CTC)."""
+    prefix = "SequenceModeling.layers."
+    return len({key.removeprefix(prefix).split(".")[0] for key in state if key.startswith(prefix)})
+
+
 def _mismatch_report(model: STRModel, state: StateDict) -> str | None:
     expected = model.state_dict()
     missing = sorted(expected.keys() - state.keys())
@@ -46,7 +52,8 @@ def _mismatch_report(model: STRModel, state: StateDict) -> str | None:
     )
     if not (missing or unexpected or misshaped):
         return None
-    lines = [f"the checkpoint does not fit STRModel(output_channels={model.output_channels}):"]
+    lines = [f"the checkpoint does not fit STRModel(output_channels={model.output_channels}, "
+             f"context_layers={model.context_layers}):"]
     for title, keys in (("missing keys", missing), ("unexpected keys", unexpected), ("mis-shaped keys", misshaped)):
         if keys:
             lines.append(f"  {len(keys)} {title}: " + ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else ""))
@@ -71,12 +78,13 @@ def load_model(
     """The recogniser in eval mode: ``[N, 1, 32, W] -> [N, W // 4 + 1, 37]``.
 
     ``checkpoint`` is a file in either format (see the module docstring); without one, the weights
-    are PyTorch's default initialisation. Raises ``CheckpointMismatchError`` naming the missing,
-    unexpected and mis-shaped keys when the file does not fit ``output_channels``.
+    are PyTorch's default initialisation. The model has as many ``FrameContext`` layers as the file
+    holds. Raises ``CheckpointMismatchError`` naming the missing, unexpected and mis-shaped keys when
+    the file does not fit ``output_channels``.
     """
-    model = STRModel(output_channels=output_channels)
+    state = _read_state(checkpoint) if checkpoint is not None else {}
+    model = STRModel(output_channels=output_channels, context_layers=_context_layers(state))
     if checkpoint is not None:
-        state = _read_state(checkpoint)
         report = _mismatch_report(model, state)
         if report:
             raise CheckpointMismatchError(f"{os.fspath(checkpoint)}: {report}")
@@ -134,6 +142,8 @@ def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, see
     Gaussian noise, to the convolutions' weights. The copies do not depend on ``noise``.
     """
     old = model.output_channels
+    if model.context_layers:
+        raise ValueError("widen_weights widens None-ResNet-None-CTC weights; these have a FrameContext")
     if output_channels % 16 or output_channels <= old:
         raise ValueError(f"output_channels must be a multiple of 16 wider than {old}, got {output_channels}")
     choices, noises = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)

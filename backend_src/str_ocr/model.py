@@ -1,8 +1,13 @@
-"""The scene-text recogniser "None-ResNet-None-CTC".
+"""The scene-text recogniser "None-ResNet-None-CTC", and its variant with self-attention over the frames.
 
 No transformation, a ResNet feature extractor, no sequence model and a CTC head: the model of
 Baek et al. 2019 (deep-text-recognition-benchmark) that the Triton tutorial serves. Parameter names
 and shapes match the published ``None-ResNet-None-CTC.pth`` checkpoint at ``output_channels=512``.
+
+With ``context_layers`` above 0, a sequence model sits between the ResNet and the classifier
+(``SequenceModeling``, the stage deep-text-recognition-benchmark fills with a BiLSTM): pre-norm
+self-attention layers in which each line's frames attend to its own frames only, so that a frame is
+classified knowing its neighbours', not only its own receptive field.
 
 Shapes, for a batch of N grey text lines of width W::
 
@@ -13,7 +18,8 @@ Shapes, for a batch of N grey text lines of width W::
 Lines of different widths can share a batch: zero-pad them on the right to the widest and pass each
 line's real width as ``widths``. The network then zeroes every activation past a line's own columns,
 which is exactly what its convolutions' zero padding would have put there had the line run alone,
-so each line's logits are its logits alone (to float rounding).
+so each line's logits are its logits alone (to float rounding). The attention layers mask the frames
+past each line's own as keys, which keeps that true with them.
 
 Before the ResNet, a line drawn light on dark is negated (``dark_text_on_light``): the network then
 reads every line dark on light, whichever way it was drawn or trained.
@@ -170,23 +176,101 @@ class ResNetFeatureExtractor(nn.Module):
         return self.ConvNet(x, widths)
 
 
-class STRModel(nn.Module):
-    """None-ResNet-None-CTC: [N, 1, 32, W] grey lines -> [N, W // 4 + 1, 37] CTC logits."""
+class SelfAttention(nn.Module):
+    """Multi-head self-attention, ``[N, T, C]`` -> ``[N, T, C]``, with the parameter names of ``nn.MultiheadAttention``
+    (so that weights trained in ``nn.TransformerEncoderLayer`` load), written out in plain operations that every ONNX
+    runtime and OpenVINO convert."""
 
-    def __init__(self, input_channels: int = 1, output_channels: int = 512, num_classes: int = NUM_CLASSES) -> None:
+    def __init__(self, channels: int, heads: int) -> None:
+        super().__init__()
+        if channels % heads:
+            raise ValueError(f"channels ({channels}) must be a multiple of heads ({heads})")
+        self.heads = heads
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * channels, channels))
+        self.in_proj_bias = nn.Parameter(torch.zeros(3 * channels))
+        self.out_proj = nn.Linear(channels, channels)
+        nn.init.xavier_uniform_(self.in_proj_weight)
+
+    def forward(self, x: torch.Tensor, padding: torch.Tensor | None) -> torch.Tensor:
+        """``padding`` [N, T]: True at the frames past a line's own, which no frame attends to."""
+        n, t, c = x.shape
+        q, k, v = nn.functional.linear(x, self.in_proj_weight, self.in_proj_bias).chunk(3, dim=-1)
+        q, k, v = (part.reshape(n, t, self.heads, c // self.heads).transpose(1, 2) for part in (q, k, v))
+        scores = q @ k.transpose(-2, -1) / (c // self.heads) ** 0.5  # [N, heads, T, T]
+        if padding is not None:
+            scores = scores.masked_fill(padding[:, None, None, :], -torch.inf)
+        attended = (scores.softmax(-1) @ v).transpose(1, 2).reshape(n, t, c)
+        return self.out_proj(attended)
+
+
+class ContextLayer(nn.Module):
+    """One pre-norm transformer encoder layer (ReLU, no dropout), named as ``nn.TransformerEncoderLayer``'s."""
+
+    def __init__(self, channels: int, heads: int, feed_forward: int) -> None:
+        super().__init__()
+        self.self_attn = SelfAttention(channels, heads)
+        self.norm1 = nn.LayerNorm(channels)
+        self.norm2 = nn.LayerNorm(channels)
+        self.linear1 = nn.Linear(channels, feed_forward)
+        self.linear2 = nn.Linear(feed_forward, channels)
+        self.relu = nn.ReLU()
+
+    def forward(self, x: torch.Tensor, padding: torch.Tensor | None) -> torch.Tensor:
+        x = x + self.self_attn(self.norm1(x), padding)
+        return x + self.linear2(self.relu(self.linear1(self.norm2(x))))
+
+
+class FrameContext(nn.Module):
+    """``[N, T, C]`` frames -> ``[N, T, C]``, each line's frames attending to its own only.
+
+    Each layer's residual branches end in projections set to zero at the start, so that an untrained
+    ``FrameContext`` is the identity and weights trained without one read the same with it.
+    """
+
+    HEADS, FEED_FORWARD_PER_CHANNEL = 4, 4
+
+    def __init__(self, channels: int, layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(ContextLayer(channels, self.HEADS, self.FEED_FORWARD_PER_CHANNEL * channels)
+                                    for _ in range(layers))
+        for layer in self.layers:
+            for projection in (layer.self_attn.out_proj, layer.linear2):
+                nn.init.zeros_(projection.weight)
+                nn.init.zeros_(projection.bias)
+
+    def forward(self, frames: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
+        """``widths`` [N]: the lines' real widths in pixels, when lines of different widths share the batch."""
+        padding = None
+        if widths is not None:
+            padding = torch.arange(frames.shape[1], device=frames.device)[None, :] >= output_length(widths)[:, None]
+        for layer in self.layers:
+            frames = layer(frames, padding)
+        return frames
+
+
+class STRModel(nn.Module):
+    """None-ResNet-None-CTC: [N, 1, 32, W] grey lines -> [N, W // 4 + 1, 37] CTC logits; with ``context_layers``,
+    None-ResNet-Attention-CTC (``FrameContext`` over the frames)."""
+
+    def __init__(self, input_channels: int = 1, output_channels: int = 512, num_classes: int = NUM_CLASSES,
+                 context_layers: int = 0) -> None:
         super().__init__()
         if output_channels % 16:
             raise ValueError(f"output_channels must be a multiple of 16 (the stem has output_channels / 16), got {output_channels}")
-        self.output_channels = output_channels
+        self.output_channels, self.context_layers = output_channels, context_layers
         self.FeatureExtraction = ResNetFeatureExtractor(input_channels, output_channels)
+        self.SequenceModeling = FrameContext(output_channels, context_layers) if context_layers else None
         self.Prediction = nn.Linear(output_channels, num_classes)
 
     def forward(self, x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
         """``x`` [N, 1, 32, W] -> [N, W // 4 + 1, 37]; ``widths`` [N]: real widths of zero-padded lines."""
-        return self.Prediction(self.frames(x, widths))
+        frames = self.frames(x, widths)
+        if self.SequenceModeling is not None:
+            frames = self.SequenceModeling(frames, widths)
+        return self.Prediction(frames)
 
     def frames(self, x: torch.Tensor, widths: torch.Tensor | None = None) -> torch.Tensor:
-        """``x`` [N, 1, 32, W] -> the frames the classifier reads, [N, W // 4 + 1, C]."""
+        """``x`` [N, 1, 32, W] -> the ResNet's frames, [N, W // 4 + 1, C]."""
         visual = self.FeatureExtraction(dark_text_on_light(x, widths), widths)  # [N, C, 1, T]
         # The published model pools the height with AdaptiveAvgPool2d((None, 1)); it is already 1.
         return visual.mean(dim=2).permute(0, 2, 1)

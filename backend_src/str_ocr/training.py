@@ -156,6 +156,10 @@ over the run's progress: the larger of steps done and time used, when a time bud
 writes the average instead of the last step's weights. With ``--keep-close-to`` it keeps its reading of the
 earlier lines close to those weights' (the KL divergence of its per-frame outputs from theirs, ``--keep-weight``
 times, beside CTC), so that what it learns of the new faces need not cost what those weights read of the old.
+With ``--context-layers`` the network has self-attention layers over its frames (``str_ocr.model.FrameContext``),
+trained at ``--context-lr``; those ``--init`` lacks start as the identity. ``--frozen-batch-norm`` keeps batch norm
+on its running statistics, as the weights are served (rounds 20 and 21's prototype, ``training_rounds/round20``,
+trained a context head so).
 """
 
 from __future__ import annotations
@@ -303,9 +307,10 @@ def save_atomically(state: dict, path: Path) -> None:
 
 
 def validate(model: STRModel, samples: list[Sample], device: torch.device) -> Scores:
-    was_training = model.training
+    modes = {module: module.training for module in model.modules()}  # frozen batch norm stays frozen
     readings = Recognizer(TorchEngine(model, device, channels_last=True), max_lines=256).read([s.image for s in samples])
-    model.train(was_training)
+    for module, training in modes.items():
+        module.train(training)
     return score([r.text for r in readings], [s.text for s in samples])
 
 
@@ -411,6 +416,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--run-dir", type=Path, default=Path("runs/str"))
     parser.add_argument("--output", type=Path, default=None, help="also write the final weights here (plain state_dict)")
     parser.add_argument("--init", type=Path, default=None, help="start from these weights (fine-tuning), not from scratch")
+    parser.add_argument("--context-layers", type=int, default=None,
+                        help="self-attention layers over the frames (str_ocr.model.FrameContext); layers --init "
+                             "lacks start as the identity (default: as many as --init has, else 0)")
+    parser.add_argument("--context-lr", type=float, default=None,
+                        help="the context layers' peak learning rate (default: --lr); fine-tuning weights beneath "
+                             "new layers, a tenth of this for the rest moves what they read less")
+    parser.add_argument("--frozen-batch-norm", action="store_true",
+                        help="keep batch norm on its running statistics (as served) instead of each batch's: "
+                             "mixed batches then do not move the statistics the earlier faces are read with")
     parser.add_argument("--average-decay", type=float, default=0.0,
                         help="keep a moving average of the weights, each step moving it 1 - this of the way to them "
                              "(e.g. 0.999), and validate and write it as the run's weights; it starts at the initial "
@@ -422,6 +436,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.keep_weight <= 0:
         parser.error(f"--keep-weight must be above 0, got {args.keep_weight}: to train without the divergence, "
                      "leave out --keep-close-to")
+    if args.context_layers is not None and args.context_layers < 0:
+        parser.error(f"--context-layers must be 0 or more, got {args.context_layers}")
     if not 0 <= args.average_decay < 1:
         parser.error(f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
                      "thousand steps, 0 turns the average off")
@@ -459,7 +475,11 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
     state_path = args.run_dir / "last.pt"
     if not state_path.exists():
         if args.init:
-            model.load_state_dict(load_model(args.init, args.output_channels).state_dict())
+            init = load_model(args.init, args.output_channels)
+            if init.context_layers > model.context_layers:
+                raise SystemExit(f"train: {args.init} has {init.context_layers} context layers: pass --context-layers "
+                                 f"{init.context_layers} or more")
+            model.load_state_dict(init.state_dict(), strict=False)  # only the layers it lacks are left as they are
         return 0, 0.0, None
     state = torch.load(state_path, map_location=device, weights_only=False)
     decay = state["args"].get("average_decay", 0.0)
@@ -529,6 +549,30 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
     return ctc.item(), divergence.item()
 
 
+def _context_layers(args: argparse.Namespace) -> int:
+    if args.context_layers is not None:
+        return args.context_layers
+    return load_model(args.init, args.output_channels).context_layers if args.init else 0
+
+
+def _parameter_groups(model: STRModel, args: argparse.Namespace) -> list[dict]:
+    """The context layers at ``--context-lr``, the rest at ``--lr`` (each group's ``peak_lr``)."""
+    context = list(model.SequenceModeling.parameters()) if model.SequenceModeling is not None else []
+    rest = [p for p in model.parameters() if all(p is not q for q in context)]
+    groups = [{"params": rest, "peak_lr": args.lr}]
+    if context:
+        groups.append({"params": context, "peak_lr": args.context_lr or args.lr})
+    return groups
+
+
+def _train_mode(model: STRModel, frozen_batch_norm: bool) -> None:
+    model.train()
+    if frozen_batch_norm:
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.eval()
+
+
 def _kept_close(args: argparse.Namespace, device: torch.device) -> KeptClose | None:
     if args.keep_close_to is None:
         return None
@@ -564,8 +608,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"train: {warning}", file=sys.stderr)
     variety = Variety(**{field.name: getattr(args, field.name) for field in fields(Variety)})
     close = _kept_close(args, device)  # before anything is written: a wrong --keep-close-to stops the run here
-    model = STRModel(output_channels=args.output_channels).to(device, memory_format=torch.channels_last)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    model = STRModel(output_channels=args.output_channels, context_layers=_context_layers(args))
+    model = model.to(device, memory_format=torch.channels_last)
+    optimizer = torch.optim.AdamW(_parameter_groups(model, args), lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
     state_path, log_path = args.run_dir / "last.pt", args.run_dir / "figures.jsonl"
     step, elapsed, average_state = _resume(args, model, optimizer, device)
@@ -592,7 +637,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                          "average": average.state_dict() if average is not None else None}, state_path)
 
     metrics: dict[str, str] = {}
-    model.train()
+    _train_mode(model, args.frozen_batch_norm)
     print(f"training on {device} in {'bf16' if bf16 else 'f32'}", file=sys.stderr)
     bar = tqdm(total=args.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
     losses: list[float] = []
@@ -606,7 +651,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         if progress >= 1:
             break
         for group in optimizer.param_groups:
-            group["lr"] = learning_rate(args.lr, progress)
+            group["lr"] = learning_rate(group["peak_lr"], progress)
         loss, divergence = _step(model, optimizer, average, batch, device, bf16, close)
         losses.append(loss)
         divergences.append(divergence)

@@ -130,6 +130,18 @@ def test_widening_asks_for_a_wider_multiple_of_16(seeded_model):
             widen_weights(seeded_model, output_channels)
 
 
+def test_weights_with_a_frame_context_load_with_as_many_layers_and_are_not_widened(tmp_path):
+    torch.manual_seed(2)
+    model = STRModel(output_channels=32, context_layers=3).eval()
+    save_checkpoint(model, tmp_path / "context.pth")
+    loaded = load_model(tmp_path / "context.pth", 32)
+    assert loaded.context_layers == 3
+    x = torch.randn(2, 1, 32, 48)
+    torch.testing.assert_close(forward(loaded, x), forward(model, x), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="FrameContext"):
+        widen_weights(model, 48)
+
+
 def test_a_checkpoint_says_its_width(tmp_path, seeded_model):
     save_checkpoint(seeded_model, tmp_path / "narrow.pth")
     save_checkpoint(widen_weights(seeded_model, 48), tmp_path / "wide.pth")

@@ -5,22 +5,28 @@ from __future__ import annotations
 import pytest
 import torch
 
-from str_ocr import Recognizer, load_model, normalize
+from str_ocr import Recognizer, STRModel, load_model, normalize
 from str_ocr import engines
 from str_ocr.engines import ENGINES, OpenVinoEngine, build_engine, choose_engine, choose_precision, native_bf16
 from str_ocr.graphs import CACHE_ENV, exported_graphs
 from str_ocr.synth import TextLineSynth
 from str_ocr_triton.config import served_weights
 
-from .test_ragged import LOGIT_TOLERANCE
+from .test_ragged import LOGIT_TOLERANCE, with_trained_context
 
 CPU = torch.device("cpu")
 EXPORTED = [e for e in ENGINES if e != "torch"]
 
 
-@pytest.fixture(scope="module")
-def model():
-    return load_model(*served_weights())
+@pytest.fixture(scope="module", params=["served", "with-context"])
+def model(request):
+    """The served weights, and the same with two trained-looking ``FrameContext`` layers over their frames."""
+    served = load_model(*served_weights())
+    if request.param == "served":
+        return served
+    with_context = STRModel(output_channels=served.output_channels, context_layers=2).eval()
+    with_context.load_state_dict(served.state_dict(), strict=False)
+    return with_trained_context(with_context)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from str_ocr import MIN_WIDTH, NUM_CLASSES, STRModel, output_length
-from str_ocr.model import dark_text_on_light
+from str_ocr.model import ContextLayer, FrameContext, dark_text_on_light
 
 REFERENCE = Path(__file__).parents[2] / "data" / "str_checkpoint_keys.tsv"
 
@@ -80,3 +80,43 @@ def test_a_line_and_its_negative_read_alike():
     line = low_contrast_line(100)
     with torch.inference_mode():
         torch.testing.assert_close(model(-line), model(line))
+
+
+def test_a_context_layer_computes_what_torchs_encoder_layer_computes_and_loads_its_weights():
+    torch.manual_seed(4)
+    theirs = torch.nn.TransformerEncoderLayer(32, 4, 128, dropout=0.0, batch_first=True, norm_first=True).eval()
+    ours = ContextLayer(32, 4, 128).eval()
+    ours.load_state_dict(theirs.state_dict())
+    frames, lengths = torch.randn(3, 20, 32), torch.tensor([20, 7, 1])
+    padding = torch.arange(20)[None, :] >= lengths[:, None]
+    with torch.no_grad():
+        expected, got = theirs(frames, src_key_padding_mask=padding), ours(frames, padding)
+    for line, length in enumerate(lengths.tolist()):
+        torch.testing.assert_close(got[line, :length], expected[line, :length], rtol=1e-4, atol=1e-5)
+
+
+def test_an_untrained_frame_context_is_the_identity_so_weights_read_as_without_it():
+    torch.manual_seed(5)
+    plain = STRModel(output_channels=32).eval()
+    with_context = STRModel(output_channels=32, context_layers=2).eval()
+    with_context.load_state_dict(plain.state_dict(), strict=False)
+    x = torch.randn(2, 1, 32, 60)
+    with torch.no_grad():
+        torch.testing.assert_close(with_context(x, torch.tensor([60, 31])), plain(x, torch.tensor([60, 31])))
+    assert isinstance(with_context.SequenceModeling, FrameContext) and plain.SequenceModeling is None
+
+
+def test_a_frame_reads_its_neighbours_through_the_context_and_not_through_the_padding():
+    from .test_ragged import with_trained_context
+
+    torch.manual_seed(6)
+    model = with_trained_context(STRModel(output_channels=32, context_layers=1).eval())
+    line = torch.randn(1, 1, 32, 200)
+    changed = line.clone()
+    changed[..., 150:] = torch.randn(1, 1, 32, 50)  # far beyond the first frame's receptive field
+    with torch.no_grad():
+        first, second = model(line)[0, 0], model(changed)[0, 0]
+        plain = STRModel(output_channels=32).eval()
+        plain.load_state_dict(model.state_dict(), strict=False)
+        assert torch.equal(plain(line)[0, 0], plain(changed)[0, 0])
+    assert (first - second).abs().max() > 1e-3

@@ -28,9 +28,23 @@ def logit_tolerance(device_kind: str, precision: str = "f32") -> float:
     return BF16_LOGIT_TOLERANCE if precision == "bf16" else LOGIT_TOLERANCE
 
 
-def test_masked_forward_equals_each_line_alone():
+def with_trained_context(model: STRModel, seed: int = 0) -> STRModel:
+    """``model`` with its ``FrameContext``'s zero-initialised branches (the identity) drawn at random, as training
+    would leave them, so that the attention changes what the classifier reads."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for layer in model.SequenceModeling.layers:
+            for projection in (layer.self_attn.out_proj, layer.linear2):
+                projection.weight.copy_(torch.randn(projection.weight.shape, generator=generator) * 0.2)
+    return model
+
+
+@pytest.mark.parametrize("context_layers", [0, 2])
+def test_masked_forward_equals_each_line_alone(context_layers):
     torch.manual_seed(0)
-    model = STRModel(output_channels=32).eval()
+    model = STRModel(output_channels=32, context_layers=context_layers).eval()
+    if context_layers:
+        with_trained_context(model)
     widths = [4, 5, 37, 100, 101, 102, 103, 250]
     lines = [torch.randn(1, 1, 32, w) for w in widths]
     batch = torch.cat([torch.nn.functional.pad(x, (0, 260 - x.shape[-1])) for x in lines])

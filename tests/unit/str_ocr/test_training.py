@@ -51,6 +51,31 @@ def test_training_resumes_from_its_own_checkpoint(tmp_path):
     assert train.main([*TINY, "--steps", "8", "--run-dir", run])["steps"] == 8
 
 
+def test_context_layers_over_init_weights_train_at_their_own_rate_and_frozen_batch_norm_keeps_its_statistics(tmp_path):
+    torch.manual_seed(3)
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "init.pth")
+    train.main([*TINY, "--steps", "6", "--init", str(tmp_path / "init.pth"), "--context-layers", "1", "--lr", "1e-9",
+                "--context-lr", "1e-2", "--frozen-batch-norm", "--run-dir", str(tmp_path / "run"),
+                "--output", str(tmp_path / "w.pth")])
+    before, after = load_model(tmp_path / "init.pth", 16).state_dict(), load_model(tmp_path / "w.pth", 16)
+    assert after.context_layers == 1
+    moved = {key: float((value.float() - before[key].float()).abs().max()) for key, value in after.state_dict().items()
+             if key in before}
+    assert max(moved.values()) < 1e-6, "the network beneath moved at --lr 1e-9 (or batch norm's statistics did)"
+    assert float(after.SequenceModeling.layers[0].linear2.weight.detach().abs().max()) > 1e-3  # zero at the start
+
+
+def test_a_run_goes_on_from_init_weights_with_context_layers_and_refuses_fewer(tmp_path):
+    torch.manual_seed(3)
+    save_checkpoint(STRModel(output_channels=16, context_layers=2), tmp_path / "init.pth")
+    summary = train.main([*TINY, "--steps", "2", "--init", str(tmp_path / "init.pth"), "--run-dir",
+                          str(tmp_path / "run"), "--output", str(tmp_path / "w.pth")])
+    assert summary["steps"] == 2 and load_model(tmp_path / "w.pth", 16).context_layers == 2
+    with pytest.raises(SystemExit, match="has 2 context layers: pass --context-layers 2"):
+        train.main([*TINY, "--steps", "2", "--init", str(tmp_path / "init.pth"), "--context-layers", "1",
+                    "--run-dir", str(tmp_path / "fewer")])
+
+
 def test_a_run_logs_held_out_figures_and_its_checkpoint_is_whole(tmp_path):
     run = tmp_path / "run"
     train.main([*TINY, "--steps", "4", "--val-every", "2", "--held-out-size", "4", "--crops", "0.5",
