@@ -35,10 +35,15 @@ def _state_width(state: StateDict) -> int | None:
     return weight.shape[1] if weight is not None and weight.ndim == 2 else None
 
 
-def _context_layers(state: StateDict) -> int:
-    """How many ``FrameContext`` layers the state holds weights for (0: None-ResNet-None-CTC)."""
+def context_layers(state: StateDict) -> int:
+    """How many ``FrameContext`` layers ``state`` (keys as ``STRModel.state_dict()`` names them) holds weights for:
+    0 for None-ResNet-None-CTC."""
     prefix = "SequenceModeling.layers."
-    return len({key.removeprefix(prefix).split(".")[0] for key in state if key.startswith(prefix)})
+    indices = {int(key.removeprefix(prefix).split(".")[0]) for key in state if key.startswith(prefix)}
+    if indices != set(range(len(indices))):
+        raise CheckpointMismatchError(f"the context layers are numbered {sorted(indices)}: they must run from 0 "
+                                      "without a gap")
+    return len(indices)
 
 
 def _mismatch_report(model: STRModel, state: StateDict) -> str | None:
@@ -80,10 +85,10 @@ def load_model(
     ``checkpoint`` is a file in either format (see the module docstring); without one, the weights
     are PyTorch's default initialisation. The model has as many ``FrameContext`` layers as the file
     holds. Raises ``CheckpointMismatchError`` naming the missing, unexpected and mis-shaped keys when
-    the file does not fit ``output_channels``.
+    the file does not fit ``output_channels`` and its context layers.
     """
     state = _read_state(checkpoint) if checkpoint is not None else {}
-    model = STRModel(output_channels=output_channels, context_layers=_context_layers(state))
+    model = STRModel(output_channels=output_channels, context_layers=context_layers(state))
     if checkpoint is not None:
         report = _mismatch_report(model, state)
         if report:
@@ -143,7 +148,8 @@ def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, see
     """
     old = model.output_channels
     if model.context_layers:
-        raise ValueError("widen_weights widens None-ResNet-None-CTC weights; these have a FrameContext")
+        raise ValueError("widen_weights widens weights without context layers (these have a FrameContext): widen "
+                         "first, then train context layers over the wide weights (train.py --context-layers)")
     if output_channels % 16 or output_channels <= old:
         raise ValueError(f"output_channels must be a multiple of 16 wider than {old}, got {output_channels}")
     choices, noises = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)

@@ -224,7 +224,8 @@ class FrameContext(nn.Module):
     """``[N, T, C]`` frames -> ``[N, T, C]``, each line's frames attending to its own only.
 
     Each layer's residual branches end in projections set to zero at the start, so that an untrained
-    ``FrameContext`` is the identity and weights trained without one read the same with it.
+    ``FrameContext`` is the identity and weights trained without one read the same with it. The head count is
+    fixed (``HEADS``): weights give no sign of it, so weights trained with another would load and misread.
     """
 
     HEADS, FEED_FORWARD_PER_CHANNEL = 4, 4
@@ -250,13 +251,15 @@ class FrameContext(nn.Module):
 
 class STRModel(nn.Module):
     """None-ResNet-None-CTC: [N, 1, 32, W] grey lines -> [N, W // 4 + 1, 37] CTC logits; with ``context_layers``,
-    None-ResNet-Attention-CTC (``FrameContext`` over the frames)."""
+    that many self-attention layers over the frames (``FrameContext``) before the classifier."""
 
     def __init__(self, input_channels: int = 1, output_channels: int = 512, num_classes: int = NUM_CLASSES,
                  context_layers: int = 0) -> None:
         super().__init__()
         if output_channels % 16:
             raise ValueError(f"output_channels must be a multiple of 16 (the stem has output_channels / 16), got {output_channels}")
+        if context_layers < 0:
+            raise ValueError(f"context_layers must be 0 (none) or more, got {context_layers}")
         self.output_channels, self.context_layers = output_channels, context_layers
         self.FeatureExtraction = ResNetFeatureExtractor(input_channels, output_channels)
         self.SequenceModeling = FrameContext(output_channels, context_layers) if context_layers else None

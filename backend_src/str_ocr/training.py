@@ -182,6 +182,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm import tqdm
 
 from str_ocr import STRModel, load_model, output_length, save_checkpoint
+from str_ocr.checkpoint import context_layers
 from str_ocr.cpu_features import native_bf16
 from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
@@ -420,8 +421,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="self-attention layers over the frames (str_ocr.model.FrameContext); layers --init "
                              "lacks start as the identity (default: as many as --init has, else 0)")
     parser.add_argument("--context-lr", type=float, default=None,
-                        help="the context layers' peak learning rate (default: --lr); fine-tuning weights beneath "
-                             "new layers, a tenth of this for the rest moves what they read less")
+                        help="the context layers' peak learning rate (default: --lr)")
     parser.add_argument("--frozen-batch-norm", action="store_true",
                         help="keep batch norm on its running statistics (as served) instead of each batch's: "
                              "mixed batches then do not move the statistics the earlier faces are read with")
@@ -438,6 +438,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                      "leave out --keep-close-to")
     if args.context_layers is not None and args.context_layers < 0:
         parser.error(f"--context-layers must be 0 or more, got {args.context_layers}")
+    if args.context_lr is not None and args.context_layers == 0:
+        parser.error("--context-lr sets the context layers' learning rate: give --context-layers 1 or more")
     if not 0 <= args.average_decay < 1:
         parser.error(f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
                      "thousand steps, 0 turns the average off")
@@ -550,19 +552,28 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
 
 
 def _context_layers(args: argparse.Namespace) -> int:
+    """The run's context layers: those of the run being resumed, else ``--context-layers``, else ``--init``'s."""
+    state_path = args.run_dir / "last.pt"
+    if state_path.exists():
+        resumed = context_layers(torch.load(state_path, map_location="cpu", weights_only=False)["model"])
+        if args.context_layers not in (None, resumed):
+            raise SystemExit(f"train: {state_path} has {resumed} context layers: resume with --context-layers "
+                             f"{resumed}, or start a new --run-dir")
+        return resumed
     if args.context_layers is not None:
         return args.context_layers
     return load_model(args.init, args.output_channels).context_layers if args.init else 0
 
 
-def _parameter_groups(model: STRModel, args: argparse.Namespace) -> list[dict]:
-    """The context layers at ``--context-lr``, the rest at ``--lr`` (each group's ``peak_lr``)."""
-    context = list(model.SequenceModeling.parameters()) if model.SequenceModeling is not None else []
-    rest = [p for p in model.parameters() if all(p is not q for q in context)]
-    groups = [{"params": rest, "peak_lr": args.lr}]
-    if context:
-        groups.append({"params": context, "peak_lr": args.context_lr or args.lr})
-    return groups
+def _parameter_groups(model: STRModel, args: argparse.Namespace) -> tuple[list[dict], list[float]]:
+    """The optimiser's parameter groups, the context layers' apart, and each group's peak learning rate
+    (``--lr``, ``--context-lr``)."""
+    if model.SequenceModeling is None:
+        return [{"params": list(model.parameters())}], [args.lr]
+    context = {id(p) for p in model.SequenceModeling.parameters()}
+    rest = [p for p in model.parameters() if id(p) not in context]
+    peak = args.context_lr if args.context_lr is not None else args.lr
+    return [{"params": rest}, {"params": list(model.SequenceModeling.parameters())}], [args.lr, peak]
 
 
 def _train_mode(model: STRModel, frozen_batch_norm: bool) -> None:
@@ -583,6 +594,7 @@ def _kept_close(args: argparse.Namespace, device: torch.device) -> KeptClose | N
         if isinstance(module, torch.nn.BatchNorm2d):
             module.momentum = 0.0
     model.train().requires_grad_(False)
+    _train_mode(model, args.frozen_batch_norm)  # normalised as the run's network is
     return KeptClose(model, args.keep_weight)
 
 
@@ -610,7 +622,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     close = _kept_close(args, device)  # before anything is written: a wrong --keep-close-to stops the run here
     model = STRModel(output_channels=args.output_channels, context_layers=_context_layers(args))
     model = model.to(device, memory_format=torch.channels_last)
-    optimizer = torch.optim.AdamW(_parameter_groups(model, args), lr=args.lr, weight_decay=args.weight_decay)
+    groups, peak_lrs = _parameter_groups(model, args)
+    optimizer = torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay)
     args.run_dir.mkdir(parents=True, exist_ok=True)
     state_path, log_path = args.run_dir / "last.pt", args.run_dir / "figures.jsonl"
     step, elapsed, average_state = _resume(args, model, optimizer, device)
@@ -650,8 +663,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         progress = max(step / args.steps, elapsed / budget)
         if progress >= 1:
             break
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(group["peak_lr"], progress)
+        for group, peak_lr in zip(optimizer.param_groups, peak_lrs):
+            group["lr"] = learning_rate(peak_lr, progress)
         loss, divergence = _step(model, optimizer, average, batch, device, bf16, close)
         losses.append(loss)
         divergences.append(divergence)

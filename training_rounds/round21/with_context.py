@@ -6,22 +6,28 @@ repository root:
         training_rounds/round20/head.pt runs/round20-with-context.pth
 """
 
-import sys
+import argparse
+from pathlib import Path
 
 import torch
 
 from str_ocr import load_model, save_checkpoint
+from str_ocr.checkpoint import checkpoint_width, context_layers
 from str_ocr.model import STRModel
 
 
 def main() -> None:
-    network_path, head_path, out = sys.argv[1:4]
-    network, head = load_model(network_path, 64), torch.load(head_path, weights_only=True)
-    layers = len({key.split(".")[1] for key in head})  # layers.<i>.*
-    model = STRModel(output_channels=64, context_layers=layers)
-    model.load_state_dict({**network.state_dict(), **{f"SequenceModeling.{k}": v for k, v in head.items()}})
-    save_checkpoint(model, out)
-    print(f"{out}: {network_path} with {layers} context layers from {head_path}")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("network", type=Path, help="weights without context layers")
+    parser.add_argument("head", type=Path, help="a prototype's head.pt (round 19's ContextHead state)")
+    parser.add_argument("out", type=Path)
+    args = parser.parse_args()
+    channels = checkpoint_width(args.network)
+    head = {f"SequenceModeling.{key}": value for key, value in torch.load(args.head, weights_only=True).items()}
+    model = STRModel(output_channels=channels, context_layers=context_layers(head))
+    model.load_state_dict({**load_model(args.network, channels).state_dict(), **head})
+    save_checkpoint(model, args.out)
+    print(f"{args.out}: {args.network} with {model.context_layers} context layers from {args.head}")
 
 
 if __name__ == "__main__":

@@ -138,8 +138,17 @@ def test_weights_with_a_frame_context_load_with_as_many_layers_and_are_not_widen
     assert loaded.context_layers == 3
     x = torch.randn(2, 1, 32, 48)
     torch.testing.assert_close(forward(loaded, x), forward(model, x), rtol=0, atol=0)
-    with pytest.raises(ValueError, match="FrameContext"):
+    with pytest.raises(ValueError, match="widen first, then train context layers"):
         widen_weights(model, 48)
+
+
+def test_context_layers_numbered_with_a_gap_are_refused_by_name(tmp_path):
+    state = STRModel(output_channels=32, context_layers=2).state_dict()
+    state = {key.replace("SequenceModeling.layers.1.", "SequenceModeling.layers.2."): value
+             for key, value in state.items()}
+    torch.save(state, tmp_path / "gap.pth")
+    with pytest.raises(CheckpointMismatchError, match=r"numbered \[0, 2\]"):
+        load_model(tmp_path / "gap.pth", 32)
 
 
 def test_a_checkpoint_says_its_width(tmp_path, seeded_model):

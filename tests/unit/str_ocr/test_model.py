@@ -6,6 +6,8 @@ import torch
 from str_ocr import MIN_WIDTH, NUM_CLASSES, STRModel, output_length
 from str_ocr.model import ContextLayer, FrameContext, dark_text_on_light
 
+from .test_ragged import with_trained_context
+
 REFERENCE = Path(__file__).parents[2] / "data" / "str_checkpoint_keys.tsv"
 
 
@@ -37,6 +39,11 @@ def test_tutorial_input_gives_the_tutorial_output():
 def test_narrower_than_min_width_is_rejected_by_the_network():
     with pytest.raises(RuntimeError):
         STRModel(output_channels=32).eval()(torch.zeros(1, 1, 32, MIN_WIDTH - 1))
+
+
+def test_context_layers_cannot_be_negative():
+    with pytest.raises(ValueError, match="context_layers must be 0"):
+        STRModel(output_channels=32, context_layers=-1)
 
 
 def test_output_channels_must_divide_into_the_stem():
@@ -106,9 +113,7 @@ def test_an_untrained_frame_context_is_the_identity_so_weights_read_as_without_i
     assert isinstance(with_context.SequenceModeling, FrameContext) and plain.SequenceModeling is None
 
 
-def test_a_frame_reads_its_neighbours_through_the_context_and_not_through_the_padding():
-    from .test_ragged import with_trained_context
-
+def test_a_frame_reads_its_neighbours_through_the_context():
     torch.manual_seed(6)
     model = with_trained_context(STRModel(output_channels=32, context_layers=1).eval())
     line = torch.randn(1, 1, 32, 200)

@@ -54,8 +54,9 @@ def test_training_resumes_from_its_own_checkpoint(tmp_path):
 def test_context_layers_over_init_weights_train_at_their_own_rate_and_frozen_batch_norm_keeps_its_statistics(tmp_path):
     torch.manual_seed(3)
     save_checkpoint(STRModel(output_channels=16), tmp_path / "init.pth")
+    # Validations between steps, so that one that left batch norm learning again would show in its statistics.
     train.main([*TINY, "--steps", "6", "--init", str(tmp_path / "init.pth"), "--context-layers", "1", "--lr", "1e-9",
-                "--context-lr", "1e-2", "--frozen-batch-norm", "--run-dir", str(tmp_path / "run"),
+                "--context-lr", "1e-2", "--frozen-batch-norm", "--val-every", "2", "--run-dir", str(tmp_path / "run"),
                 "--output", str(tmp_path / "w.pth")])
     before, after = load_model(tmp_path / "init.pth", 16).state_dict(), load_model(tmp_path / "w.pth", 16)
     assert after.context_layers == 1
@@ -74,6 +75,21 @@ def test_a_run_goes_on_from_init_weights_with_context_layers_and_refuses_fewer(t
     with pytest.raises(SystemExit, match="has 2 context layers: pass --context-layers 2"):
         train.main([*TINY, "--steps", "2", "--init", str(tmp_path / "init.pth"), "--context-layers", "1",
                     "--run-dir", str(tmp_path / "fewer")])
+
+
+def test_a_run_with_context_layers_resumes_with_them_and_only_with_them(tmp_path):
+    run = str(tmp_path / "run")
+    train.main([*TINY, "--steps", "2", "--context-layers", "1", "--context-lr", "1e-3", "--run-dir", run])
+    summary = train.main([*TINY, "--steps", "4", "--context-lr", "1e-3", "--run-dir", run])
+    assert summary["steps"] == 4
+    with pytest.raises(SystemExit, match="has 1 context layers: resume with --context-layers 1"):
+        train.main([*TINY, "--steps", "6", "--context-layers", "2", "--run-dir", run])
+
+
+def test_a_context_learning_rate_without_context_layers_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args(["--context-layers", "0", "--context-lr", "1e-3"])
+    assert "give --context-layers 1 or more" in capsys.readouterr().err
 
 
 def test_a_run_logs_held_out_figures_and_its_checkpoint_is_whole(tmp_path):
