@@ -570,10 +570,11 @@ def _parameter_groups(model: STRModel, args: argparse.Namespace) -> tuple[list[d
     (``--lr``, ``--context-lr``)."""
     if model.SequenceModeling is None:
         return [{"params": list(model.parameters())}], [args.lr]
-    context = {id(p) for p in model.SequenceModeling.parameters()}
-    rest = [p for p in model.parameters() if id(p) not in context]
+    context = list(model.SequenceModeling.parameters())
+    context_ids = {id(p) for p in context}
+    rest = [p for p in model.parameters() if id(p) not in context_ids]
     peak = args.context_lr if args.context_lr is not None else args.lr
-    return [{"params": rest}, {"params": list(model.SequenceModeling.parameters())}], [args.lr, peak]
+    return [{"params": rest}, {"params": context}], [args.lr, peak]
 
 
 def _train_mode(model: STRModel, frozen_batch_norm: bool) -> None:
@@ -588,13 +589,13 @@ def _kept_close(args: argparse.Namespace, device: torch.device) -> KeptClose | N
     if args.keep_close_to is None:
         return None
     model = load_model(args.keep_close_to, args.output_channels).to(device, memory_format=torch.channels_last)
-    # Computed as the run's network is, batch norm on each batch's own statistics, so that equal weights diverge by
-    # nothing; momentum 0 leaves the kept weights' running statistics as they are.
+    # Computed as the run's network is (batch norm on each batch's own statistics, or on the running ones with
+    # --frozen-batch-norm), so that equal weights diverge by nothing; momentum 0 leaves the kept weights' running
+    # statistics as they are.
     for module in model.modules():
         if isinstance(module, torch.nn.BatchNorm2d):
             module.momentum = 0.0
-    model.train().requires_grad_(False)
-    _train_mode(model, args.frozen_batch_norm)  # normalised as the run's network is
+    _train_mode(model.requires_grad_(False), args.frozen_batch_norm)
     return KeptClose(model, args.keep_weight)
 
 
