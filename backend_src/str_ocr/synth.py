@@ -56,6 +56,9 @@ CASES = ("lower", "UPPER", "Title")
 VOWELS, CONSONANTS = "aeiou", "bcdfghjklmnprstvwyz"
 ONSETS = [*CONSONANTS, "br", "ch", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr", "wh"]
 CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "ng", "ck", "st", "nd", "rt"]
+LOOK_ALIKES = "0o1ilt2z5s9gqaecuv"
+"""The characters the recogniser most often reads one for another (0 and o, 1 and i or l, 5 and s, a and q, ...):
+a line of them can only be read by the small differences between them, such as a 0 taller or narrower than an o."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,8 @@ class Variety:
     (``onum``) where the line is shaped and not a crop; a face whose own figures are old-style shows them on every
     line. A set holds few such faces, and ``old_style_figures`` shows their figures only on the lines that happen to
     draw one. Drawn before ``balanced_kinds``, whose share then applies to the other lines."""
+    look_alikes: float = 0.0
+    """Lines of random characters whose characters are drawn from ``LOOK_ALIKES`` alone, not from all of 0-9a-z."""
 
 
 def figure_features(font: ImageFont.FreeTypeFont, old_style: bool) -> list[str] | None:
@@ -171,7 +176,8 @@ class TextLineSynth:
         length = rng.randint(1, max_chars)
         kind = rng.random()
         if kind < 0.35:
-            return "".join(rng.choice(ALPHABET) for _ in range(length)), "random characters"
+            alphabet = LOOK_ALIKES if self._chance(self.variety.look_alikes) else ALPHABET
+            return "".join(rng.choice(alphabet) for _ in range(length)), "random characters"
         if kind < 0.8:
             word = ""
             while len(word) < length:

@@ -387,7 +387,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
               "warped_glyphs": "lines whose glyphs are bent by a smooth random displacement",
               "thin": f"lines in a font size of {THIN_MIN_SIZE} or more, not drawn heavier, whose strokes are thinned",
               "old_style_faces": "lines drawn in one of the set's faces with old-style figures, asking for them "
-                                 "(onum); the set must have some"}
+                                 "(onum); the set must have some",
+              "look_alikes": "random-character lines drawn from the characters most often read one for another "
+                             "(0 and o, 1 and i or l, ...)"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")
