@@ -234,7 +234,8 @@ def collate(samples: list[Sample], earlier: list[bool] | None = None) -> Batch:
 @dataclass(frozen=True)
 class Earlier:
     """The lines earlier weights were trained on, mixed into a run on other faces so that it keeps reading
-    them: a ``share`` of lines drawn in the ``fonts`` set with the default variety."""
+    them: a ``share`` of lines drawn in the ``fonts`` set with the default variety (but for the run's share of
+    look-alike lines, ``SyntheticBatches._synths``)."""
 
     fonts: str = "training"
     share: float = 0.0
@@ -262,13 +263,20 @@ class SyntheticBatches(IterableDataset):
                 samples.append((sample, earlier))
         return samples
 
+    def _synths(self, seed: int) -> list[TextLineSynth]:
+        """The run's lines, then the earlier ones if any. These are drawn as before but for the look-alike lines:
+        those change what a line says, not how it is drawn, and the earlier faces confuse the same characters."""
+        synths = [TextLineSynth(seed, self.fonts, variety=self.variety)]
+        if self.earlier.share > 0:
+            earlier = Variety(look_alikes=self.variety.look_alikes)
+            synths.append(TextLineSynth(seed + EARLIER_SEED_OFFSET, self.earlier.fonts, variety=earlier))
+        return synths
+
     def __iter__(self) -> Iterator[Batch]:
         worker = get_worker_info()
         seed = self.seed * 1009 + (worker.id if worker else 0)
         rng = random.Random(seed)
-        synths = [TextLineSynth(seed, self.fonts, variety=self.variety)]
-        if self.earlier.share > 0:
-            synths.append(TextLineSynth(seed + EARLIER_SEED_OFFSET, self.earlier.fonts))
+        synths = self._synths(seed)
         while True:
             if rng.random() < self.fixed_fraction:
                 yield _collate_drawn(self._samples(synths, rng, self.batch_size, TUTORIAL_WIDTH))

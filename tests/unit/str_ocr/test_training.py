@@ -9,7 +9,8 @@ import torch
 from str_ocr import training as train
 from str_ocr import Recognizer, STRModel, load_model, save_checkpoint
 from str_ocr.preprocess import TUTORIAL_WIDTH
-from str_ocr.synth import TextLineSynth
+from str_ocr.fonts import font_files
+from str_ocr.synth import TextLineSynth, Variety
 from str_ocr_triton.config import served_weights
 
 TINY = ["--output-channels", "16", "--batch-size", "8", "--workers", "0", "--val-size", "4", "--val-every", "1000",
@@ -161,6 +162,15 @@ def test_earlier_lines_are_mixed_in_at_their_share():
     current, earlier = Counting(TextLineSynth(1, "held-out")), Counting(TextLineSynth(2, "core"))
     batches._samples([current, earlier], random.Random(0), 300, None)
     assert 0.2 < earlier.lines / (current.lines + earlier.lines) < 0.4
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_earlier_lines_are_drawn_as_before_but_for_the_runs_look_alike_lines(share):
+    batches = train.SyntheticBatches(1, 8, 0.0, fonts="held-out", variety=Variety(stretch=1.0, look_alikes=share),
+                                     earlier=train.Earlier("core", 0.5))
+    current, earlier = batches._synths(3)
+    assert earlier.fonts == font_files("core") and earlier.variety == Variety(look_alikes=share)
+    assert current.variety == Variety(stretch=1.0, look_alikes=share)
 
 
 def test_batches_mark_the_lines_drawn_as_earlier_ones():
