@@ -18,15 +18,16 @@ CPU = torch.device("cpu")
 EXPORTED = [e for e in ENGINES if e != "torch"]
 
 
-@pytest.fixture(scope="module", params=["served", "with-context"])
+@pytest.fixture(scope="module", params=["served", "context-toggled"])
 def model(request):
-    """The served weights, and the same with two trained-looking ``FrameContext`` layers over their frames."""
+    """The served weights, and their network the other way round as to context layers: without them if the served
+    weights have some, else with two trained-looking ``FrameContext`` layers over their frames."""
     served = load_model(*served_weights())
     if request.param == "served":
         return served
-    with_context = STRModel(output_channels=served.output_channels, context_layers=2).eval()
-    with_context.load_state_dict(served.state_dict(), strict=False)
-    return with_trained_context(with_context)
+    toggled = STRModel(output_channels=served.output_channels, context_layers=0 if served.context_layers else 2).eval()
+    toggled.load_state_dict(served.state_dict(), strict=False)  # the layers one lacks are dropped or left as made
+    return toggled if served.context_layers else with_trained_context(toggled)
 
 
 @pytest.fixture(scope="module")
