@@ -56,9 +56,10 @@ CASES = ("lower", "UPPER", "Title")
 VOWELS, CONSONANTS = "aeiou", "bcdfghjklmnprstvwyz"
 ONSETS = [*CONSONANTS, "br", "ch", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr", "wh"]
 CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "ng", "ck", "st", "nd", "rt"]
-LOOK_ALIKES = "0o1ilt2z5s9gqaecuv"
+CONFUSED_CHARACTERS = "0o1ilt2z5s9gqaecuv"
 """The characters the recogniser most often reads one for another (0 and o, 1 and i or l, 5 and s, a and q, ...):
-a line of them can only be read by the small differences between them, such as a 0 taller or narrower than an o."""
+a line of them can only be read by the small differences between them, such as a 0 taller or narrower than an o.
+More than ``metrics.LOOK_ALIKES``, the few that scoring may also take as one."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ class Variety:
     line. A set holds few such faces, and ``old_style_figures`` shows their figures only on the lines that happen to
     draw one. Drawn before ``balanced_kinds``, whose share then applies to the other lines."""
     look_alikes: float = 0.0
-    """Lines of random characters whose characters are drawn from ``LOOK_ALIKES`` alone, not from all of 0-9a-z."""
+    """Lines of random characters whose characters are drawn from ``CONFUSED_CHARACTERS`` alone, not from all of
+    0-9a-z."""
 
 
 def figure_features(font: ImageFont.FreeTypeFont, old_style: bool) -> list[str] | None:
@@ -176,7 +178,7 @@ class TextLineSynth:
         length = rng.randint(1, max_chars)
         kind = rng.random()
         if kind < 0.35:
-            alphabet = LOOK_ALIKES if self._chance(self.variety.look_alikes) else ALPHABET
+            alphabet = CONFUSED_CHARACTERS if self._chance(self.variety.look_alikes) else ALPHABET
             return "".join(rng.choice(alphabet) for _ in range(length)), "random characters"
         if kind < 0.8:
             word = ""

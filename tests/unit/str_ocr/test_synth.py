@@ -9,8 +9,8 @@ from str_ocr import fonts, synth as synth_module
 from str_ocr.fonts import font_files
 from str_ocr.metrics import edit_distance, score
 from str_ocr.preprocess import TUTORIAL_WIDTH
-from str_ocr.synth import (CASES, FIXED_MAX_CHARS, LOOK_ALIKES, MAX_CHARS, TEXT_KINDS, TextLineSynth, Variety,
-                           ctc_feasible)
+from str_ocr.synth import (CASES, CONFUSED_CHARACTERS, FIXED_MAX_CHARS, MAX_CHARS, TEXT_KINDS, TextLineSynth,
+                           Variety, ctc_feasible)
 
 HELD_OUT_OLD_STYLE = {"EBGaramond12-Regular", "EBGaramond12-Bold", "EBGaramond12-Italic"} | (
     {"OpenSans-Regular", "OpenSans-Bold", "OpenSans-Italic", "OpenSans-ExtraBold", "OpenSans-CondBold",
@@ -83,9 +83,9 @@ def test_look_alikes_draw_random_characters_from_the_characters_read_one_for_ano
     synth = TextLineSynth(6, "core", variety=Variety(look_alikes=share))
     texts = [text for text, kind in (synth.text_and_kind() for _ in range(300)) if kind == "random characters"]
     drawn = set("".join(texts))
-    assert (drawn <= set(LOOK_ALIKES)) == (share == 1.0) and len(drawn) > len(LOOK_ALIKES) // 2
+    assert (drawn <= set(CONFUSED_CHARACTERS)) == (share == 1.0) and len(drawn) > len(CONFUSED_CHARACTERS) // 2
     words = [text for text, kind in (synth.text_and_kind() for _ in range(300)) if kind == "word-like"]
-    assert not set("".join(words)) <= set(LOOK_ALIKES)  # other kinds of text are drawn as before
+    assert not set("".join(words)) <= set(CONFUSED_CHARACTERS)  # other kinds of text are drawn as before
 
 
 def test_balanced_kinds_draw_the_kinds_of_few_faces_as_often_as_the_others(monkeypatch):
