@@ -1,8 +1,11 @@
 """A wider recogniser that reads as the given one does (``str_ocr.checkpoint.widen_weights``), to train on from there.
 
-    .venv/bin/python scripts/widen_weights.py model_repository/text_recognition/1/str_64ch.pth --output-channels 96 \\
+    .venv/bin/python scripts/widen_weights.py training_rounds/blend/str_64ch.pth --output-channels 96 \\
         --noise 0.01 --output str_96ch.pth
-    .venv/bin/python scripts/train.py --init str_96ch.pth --output-channels 96 ...
+    .venv/bin/python scripts/train.py --init str_96ch.pth --output-channels 96 --context-layers 2 ...
+
+It widens weights without context layers (the shipped ones have two): widen those, then train context layers over
+the wide weights.
 """
 
 from __future__ import annotations

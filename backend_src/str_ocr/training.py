@@ -1,7 +1,10 @@
 """Training the recogniser with CTC on synthetic text lines (``scripts/train.py`` is its command line).
 
-The shipped weights blend seven (``scripts/blend_weights.py``). The first, ``training_rounds/base``, came from four runs
-of scripts/train.py: on one H100 with 16 cores,
+The shipped weights (``training_rounds/round22``) are a blend of seven runs' weights (``scripts/blend_weights.py``;
+the blend is kept as ``training_rounds/blend``) given two context layers and trained on with them. In the commands
+below, ``model_repository/text_recognition/1/str_64ch.pth`` means the weights shipped when that round ran, not the
+file there today. The first of the seven, ``training_rounds/base``, came from four runs of scripts/train.py: on one
+H100 with 16 cores,
 
     train.py --output-channels 64 --steps 40000 --time-budget 7.2 --batch-size 256 --workers 15 \\
         --val-every 2000 --val-size 1024 --run-dir runs/str64
@@ -141,7 +144,19 @@ Alone, each round reads the extended and held-out faces better and the current f
     blend_weights.py shipped-3.pth training_rounds/round12-gpu/str_64ch.pth --share 0.3 --output shipped-4.pth
     blend_weights.py shipped-4.pth training_rounds/round13/str_64ch.pth --share 0.3 --output shipped-5.pth
     blend_weights.py shipped-5.pth training_rounds/round14/str_64ch.pth --share 0.5 \\
-        --output model_repository/text_recognition/1/str_64ch.pth
+        --output training_rounds/blend/str_64ch.pth                      # shipped from round 14 to round 22
+
+Rounds 19 to 22 gave the blend two self-attention layers over its frames: a head trained over the frozen blend
+(``training_rounds/round19/context_head.py``), then head and network trained together (``round20/joint_head.py``,
+rounds 20 and 21; the commands in their docstrings), joined into one checkpoint (``round21/with_context.py``), and
+trained on in this trainer with a moving average (round 22, shipped; the command in its ``rule.txt``):
+
+    train.py --init training_rounds/round21/str_64ch.pth --output-channels 64 --fonts extended \\
+        --earlier-fonts core --earlier-share 0.7 --crops 0.3 --light-on-dark 0.3 --stretch 0.15 --heavy 0.1 \\
+        --basic-layout 0.1 --balanced-kinds 0.5 --old-style-figures 0.5 --warped-glyphs 0.3 --thin 0.15 \\
+        --old-style-faces 0.3 --fixed-fraction 0.7 --batch-size 48 --lr 3e-5 --context-lr 2e-4 \\
+        --frozen-batch-norm --average-decay 0.9995 --time-budget 95 --seed 2222 --threads 2 --workers 1 \\
+        --val-every 1000 --val-size 256 --held-out-size 256 --run-dir runs/round22
 
 Seeded; resumable: it checkpoints ``--run-dir``'s ``last.pt`` every ``--checkpoint-minutes`` and at each
 validation, written whole or not at all, and picks it up when started again with the same arguments; a step
