@@ -4,8 +4,7 @@
         --noise 0.01 --output str_96ch.pth
     .venv/bin/python scripts/train.py --init str_96ch.pth --output-channels 96 --context-layers 2 ...
 
-It widens weights without context layers (the shipped ones have two): widen those, then train context layers over
-the wide weights.
+It widens weights without context layers only: widen those, then train context layers over the wide weights.
 """
 
 from __future__ import annotations

@@ -144,12 +144,12 @@ Alone, each round reads the extended and held-out faces better and the current f
     blend_weights.py shipped-3.pth training_rounds/round12-gpu/str_64ch.pth --share 0.3 --output shipped-4.pth
     blend_weights.py shipped-4.pth training_rounds/round13/str_64ch.pth --share 0.3 --output shipped-5.pth
     blend_weights.py shipped-5.pth training_rounds/round14/str_64ch.pth --share 0.5 \\
-        --output training_rounds/blend/str_64ch.pth                      # shipped from round 14 to round 22
+        --output training_rounds/blend/str_64ch.pth
 
 Rounds 19 to 22 gave the blend two self-attention layers over its frames: a head trained over the frozen blend
 (``training_rounds/round19/context_head.py``), then head and network trained together (``round20/joint_head.py``,
 rounds 20 and 21; the commands in their docstrings), joined into one checkpoint (``round21/with_context.py``), and
-trained on in this trainer with a moving average (round 22, shipped; the command in its ``rule.txt``):
+trained on in this trainer with a moving average (round 22):
 
     train.py --init training_rounds/round21/str_64ch.pth --output-channels 64 --fonts extended \\
         --earlier-fonts core --earlier-share 0.7 --crops 0.3 --light-on-dark 0.3 --stretch 0.15 --heavy 0.1 \\
