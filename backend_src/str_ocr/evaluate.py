@@ -106,12 +106,17 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
     for truth, reading in mistakes[:examples]:
         print(f"  mistake: {truth!r} read as {reading!r}")
     shown = [{"truth": t, "read": r} for t, r in mistakes[:examples]]
+    return {**overall_dict, "by_length": by_length, "mistakes": shown,
+            "confusions": most_often_misread(texts, truths, "most often misread")}
+
+
+def most_often_misread(texts: Sequence[str], truths: Sequence[str], label: str) -> list[dict]:
+    """The characters most often read as others, missed or added, printed after ``label`` and returned."""
     most_often = confusions(texts, truths).most_common(CONFUSIONS_SHOWN)
     if most_often:
         # "0>o 31": a 0 read as o 31 times; "-" for nothing, a character missed or added
-        print("  most often misread: " + ", ".join(f"{t or '-'}>{r or '-'} {n}" for (t, r), n in most_often))
-    return {**overall_dict, "by_length": by_length, "mistakes": shown,
-            "confusions": [{"truth": t, "read": r, "count": n} for (t, r), n in most_often]}
+        print(f"  {label}: " + ", ".join(f"{t or '-'}>{r or '-'} {n}" for (t, r), n in most_often))
+    return [{"truth": t, "read": r, "count": n} for (t, r), n in most_often]
 
 
 def kind_scores(samples: list[Sample], texts: list[str]) -> dict[str, dict]:
@@ -263,15 +268,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def compared(samples: list[Sample], evaluated: list[Reading], against: list[Reading]) -> dict:
-    """The ``--against`` weights' word accuracy on ``samples``, and the evaluated weights' difference to it, line
-    by line."""
+    """The ``--against`` weights' word accuracy on ``samples`` and the characters they misread most often, and the
+    evaluated weights' difference to them, line by line."""
     truths, against_texts = [s.text for s in samples], [r.text for r in against]
     difference = paired_difference([r.text for r in evaluated], against_texts, truths)
     print(f"  evaluated less --against: {_points(difference.difference, difference.margin)}: {difference.only_first} "
           f"lines read only by the evaluated weights, {difference.only_second} only by --against's")
     return {"word_accuracy": score(against_texts, truths).word_accuracy, "difference": difference.difference,
             "margin": difference.margin, "only_evaluated": difference.only_first,
-            "only_against": difference.only_second}
+            "only_against": difference.only_second,
+            "confusions": most_often_misread(against_texts, truths, "--against's most often misread")}
 
 
 def print_worst_difference(sets: dict[str, dict], against: Path) -> None:

@@ -132,7 +132,9 @@ def test_against_compares_other_weights_on_the_same_lines(tmp_path, capsys):
         assert compared["word_accuracy"] == 0 and compared["only_against"] == 0
         assert compared["only_evaluated"] == round(r["word_accuracy"] * 5) > 0
         assert compared["difference"] == pytest.approx(r["word_accuracy"])
-    assert "the set read least well by comparison is current: " in capsys.readouterr().out
+        assert sum(c["count"] for c in compared["confusions"]) > sum(c["count"] for c in r["confusions"])
+    out = capsys.readouterr().out
+    assert "the set read least well by comparison is current: " in out and "--against's most often misread: " in out
 
 
 def test_weights_against_themselves_read_every_line_alike():
@@ -143,6 +145,8 @@ def test_weights_against_themselves_read_every_line_alike():
     assert min(r["word_accuracy"] for r in results["sets"].values()) < 1
     assert all(r["against"]["only_evaluated"] == r["against"]["only_against"] == 0 == r["against"]["margin"]
                for r in results["sets"].values())
+    assert all(r["against"]["confusions"] == r["confusions"] for r in results["sets"].values())
+    assert any(r["confusions"] for r in results["sets"].values())
 
 
 def test_against_needs_two_lines_a_set():
