@@ -4,6 +4,9 @@ process's CPU time per line, which a busy machine disturbs less than wall time),
 rounds and the ratio. From the repository root:
 
     .venv/bin/python training_rounds/round21/context_cost.py runs/round20-with-context.pth --out OUT.json
+
+``--baseline`` times other weights in the blend's place (weights with fewer context layers, say); the JSON keeps the
+names "shipped" and "with context" for the two.
 """
 
 import argparse
@@ -27,6 +30,8 @@ SHIPPED = Path("training_rounds/blend/str_64ch.pth")  # the weights shipped when
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("with_context", type=Path, help="weights with context layers (with_context.py writes them)")
+    parser.add_argument("--baseline", type=Path, default=SHIPPED,
+                        help="the weights timed beside them (default: %(default)s)")
     parser.add_argument("--engines", default="torch,onnxruntime,openvino")
     parser.add_argument("--batches", default="1,8,32")
     parser.add_argument("--widths", default="100,400", help="line widths in pixels (100: the tutorial's 32x100)")
@@ -39,7 +44,7 @@ def parse() -> argparse.Namespace:
 def main() -> None:
     args = parse()
     torch.set_num_threads(1)
-    weights = {"shipped": load_model(SHIPPED, 64), "with context": load_model(args.with_context, 64)}
+    weights = {"shipped": load_model(args.baseline, 64), "with context": load_model(args.with_context, 64)}
     cases = [(engine, int(batch), int(width)) for engine in args.engines.split(",")
              for batch in args.batches.split(",") for width in args.widths.split(",")]
     with tempfile.TemporaryDirectory() as cache, tqdm(total=len(cases) * args.repeats * 2, desc="timing") as bar:
