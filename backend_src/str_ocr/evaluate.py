@@ -139,10 +139,15 @@ def _print_kinds(name: str, rows: dict[str, dict]) -> None:
 PEER_NAMES_SHOWN = {"rapidocr": "RapidOCR (PP-OCRv4)", "easyocr": "EasyOCR (english_g2)"}
 
 
+def peers_read(sets: dict[str, dict]) -> list[str]:
+    """The peers that read the sets beside the project (every set has the same), in the order they ran."""
+    return list(next(iter(sets.values())).get("peers", {})) if sets else []
+
+
 def table(sets: dict[str, dict], seconds_per_line: dict[str, float] | None = None) -> str:
     """The results as the README's Markdown table: word accuracy and character error rate of the project and,
     where they were run, of each peer; then the time per line of each."""
-    peers = list(next(iter(sets.values())).get("peers", {})) if sets else []
+    peers = peers_read(sets)
     names = ["this project", *(PEER_NAMES_SHOWN.get(p, p) for p in peers)]
     rows = ["| set | " + " | ".join(f"{n}: word accuracy (CER)" for n in names) + " |",
             "| --- |" + " --- |" * len(names)]
@@ -155,10 +160,35 @@ def table(sets: dict[str, dict], seconds_per_line: dict[str, float] | None = Non
     return "\n".join(rows)
 
 
+def plot_word_accuracy(sets: dict[str, dict], picture: Path) -> None:
+    """Each set's word accuracy as bars, the project's beside each peer's where they read the same lines."""
+    import matplotlib  # noqa: PLC0415 - only runs that write results draw them
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    peers = peers_read(sets)
+    readers = [("this project", [r["word_accuracy"] for r in sets.values()]),
+               *((PEER_NAMES_SHOWN.get(p, p), [r["peers"][p]["word_accuracy"] for r in sets.values()]) for p in peers)]
+    height = 0.8 / len(readers)
+    figure, axes = plt.subplots(figsize=(9, 1 + 0.2 * len(sets) * len(readers)))
+    for i, (label, accuracies) in enumerate(readers):  # the first set at the top, the project first in each
+        rows = [len(sets) - 1 - k + ((len(readers) - 1) / 2 - i) * height for k in range(len(sets))]
+        bars = axes.barh(rows, [100 * a for a in accuracies], height=height, label=label)
+        axes.bar_label(bars, fmt="%.1f", fontsize=7, padding=2)
+    axes.set_yticks(range(len(sets)), list(sets)[::-1], fontsize=8)
+    lowest = min(min(a) for _, a in readers)
+    axes.set(xlim=(max(0.0, 100 * lowest - 10), 101), xlabel="word accuracy (%), lines read exactly")
+    axes.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(readers), fontsize=8, frameon=False)
+    figure.tight_layout()
+    figure.savefig(picture, dpi=100)
+    plt.close(figure)
+
+
 def kind_table(sets: dict[str, dict]) -> str:
     """``--by-kind``'s Markdown table: the word accuracy of each kind and case of line (with look-alikes as one),
     each set's two polarities pooled, for the project and each peer run beside it."""
-    peers = list(next(iter(sets.values())).get("peers", {})) if sets else []
+    peers = peers_read(sets)
     names = ["this project", *(PEER_NAMES_SHOWN.get(p, p) for p in peers)]
     pooled: dict[tuple[str, str], list[list[float]]] = {}
     for name, r in sets.items():
@@ -260,7 +290,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
     parser.add_argument("--against", type=Path, metavar="CHECKPOINT",
                         help="other weights that read the same lines in-process: each set's difference, line by line")
-    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
     args = parser.parse_args(argv)
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
@@ -382,4 +412,5 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
               f"({torch.get_num_threads()} threads): {speed['batch_1']:.0f} img/s at batch 1, {speed['batch_8']:.0f} at batch 8")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
+        plot_word_accuracy(results["sets"], args.json.with_suffix(".png"))
     return results

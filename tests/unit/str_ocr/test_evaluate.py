@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from str_ocr import STRModel, save_checkpoint
-from str_ocr.evaluate import CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, kind_table, main, table
+from str_ocr.evaluate import CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, kind_table, main, plot_word_accuracy, table
 from str_ocr.fonts import FONT_SETS
 from str_ocr.synth import CASES, TEXT_KINDS
 from str_ocr_triton.config import served_weights
@@ -40,6 +41,7 @@ def test_main_reports_every_set_and_ends_with_the_table(tmp_path, capsys):
     results = main(["--checkpoint", str(tmp_path / "w.pth"), "--count", "3",
                     "--sets", "current", "held-out", "--json", str(tmp_path / "r.json")])
     assert len(results["sets"]) == 6 and (tmp_path / "r.json").is_file()
+    assert (tmp_path / "r.png").read_bytes().startswith(b"\x89PNG")  # the sets' word accuracy, drawn
     assert all(0 <= r["word_accuracy"] <= r["look_alike_word_accuracy"] <= 1 and r["lines"] == 3
                for r in results["sets"].values())
     printed = capsys.readouterr().out
@@ -152,3 +154,14 @@ def test_weights_against_themselves_read_every_line_alike():
 def test_against_needs_two_lines_a_set():
     with pytest.raises(SystemExit):
         main(["--checkpoint", "x.pth", "--against", "y.pth", "--count", "1"])
+
+
+def test_the_picture_draws_each_peer_beside_the_project(tmp_path):
+    peers = {"rapidocr": {"word_accuracy": 0.8}, "easyocr": {"word_accuracy": 0.7}}
+    sets = {name: {"word_accuracy": 0.9, "peers": peers}
+            for name in ("current: fixed 32x100", "held-out: variable width, dark on light")}
+    plot_word_accuracy(sets, tmp_path / "r.png")
+    alone = {name: {"word_accuracy": r["word_accuracy"]} for name, r in sets.items()}
+    plot_word_accuracy(alone, tmp_path / "alone.png")
+    # Three readers' bars make a taller picture than the project's alone.
+    assert Image.open(tmp_path / "r.png").height > Image.open(tmp_path / "alone.png").height
