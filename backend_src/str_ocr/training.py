@@ -254,6 +254,17 @@ class Earlier:
 
     fonts: str = "training"
     share: float = 0.0
+    variable_share: float | None = None
+    """The share among variable-width lines (``None``: ``share``), so that a run can keep the earlier faces at the
+    tutorial's fixed width while it spends its variable-width lines on the new ones."""
+
+    def share_at(self, width: int | None) -> float:
+        """The share among lines of ``width`` (``None``: variable width)."""
+        return self.share if width is not None or self.variable_share is None else self.variable_share
+
+    @property
+    def drawn(self) -> bool:
+        return self.share > 0 or (self.variable_share or 0) > 0
 
 
 class SyntheticBatches(IterableDataset):
@@ -268,10 +279,10 @@ class SyntheticBatches(IterableDataset):
     def _samples(self, synths: list[TextLineSynth], rng: random.Random, count: int,
                  width: int | None) -> list[tuple[Sample, bool]]:
         """``count`` lines, each with whether it was drawn as an earlier line."""
-        samples = []
+        samples, share = [], self.earlier.share_at(width)
         while len(samples) < count:
             # No draw at a share of 0, so that such a run draws the lines it drew before earlier lines existed.
-            earlier = self.earlier.share > 0 and rng.random() < self.earlier.share
+            earlier = share > 0 and rng.random() < share
             synth = synths[1] if earlier else synths[0]
             sample = synth.sample(width)
             if ctc_feasible(sample.text, output_length(sample.image.shape[1])):
@@ -282,7 +293,7 @@ class SyntheticBatches(IterableDataset):
         """The run's lines, then the earlier ones if any. These are drawn as before but for the look-alike lines:
         those change what a line says, not how it is drawn, and the earlier faces confuse the same characters."""
         synths = [TextLineSynth(seed, self.fonts, variety=self.variety)]
-        if self.earlier.share > 0:
+        if self.earlier.drawn:
             earlier = Variety(look_alikes=self.variety.look_alikes)
             synths.append(TextLineSynth(seed + EARLIER_SEED_OFFSET, self.earlier.fonts, variety=earlier))
         return synths
@@ -420,6 +431,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the faces earlier weights were trained on (default: %(default)s)")
     parser.add_argument("--earlier-share", type=float, default=0.0,
                         help="share of lines drawn as earlier weights' were, so that they are not forgotten")
+    parser.add_argument("--earlier-share-variable", type=float, default=None,
+                        help="that share among the variable-width lines alone (default: --earlier-share)")
     parser.add_argument("--keep-close-to", type=Path, default=None,
                         help="weights (of --output-channels) whose reading of the earlier lines the run keeps close "
                              "to: a KL divergence from their per-frame outputs beside CTC, so that new faces are "
@@ -455,6 +468,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "(e.g. 0.999), and validate and write it as the run's weights; it starts at the initial "
                              "weights, which keep decay**steps of it; 0: none (default)")
     args = parser.parse_args(argv)
+    for name in ("earlier_share", "earlier_share_variable"):
+        if not 0 <= (getattr(args, name) or 0) <= 1:
+            parser.error(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(args, name)}")
     if args.keep_close_to is not None and args.earlier_share <= 0:
         parser.error("--keep-close-to needs --earlier-share above 0 (e.g. 0.5): the divergence is taken on the "
                      "earlier lines only")
@@ -640,7 +656,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
     if args.old_style_faces > 0:
         old_style_faces(font_files(args.fonts))  # or when none has old-style figures to draw
-    if args.earlier_share > 0:
+    earlier = Earlier(args.earlier_fonts, args.earlier_share, args.earlier_share_variable)
+    if earlier.drawn:
         font_files(args.earlier_fonts)
     if warning := unshaped_warning():
         print(f"train: {warning}", file=sys.stderr)
@@ -663,7 +680,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         # whose queue is full waits: compute sharing its core runs faster than leaving that core to it.
         torch.set_num_threads(args.threads or cores)
     batches = SyntheticBatches(args.seed + step, args.batch_size, args.fixed_fraction, fonts=args.fonts,
-                               variety=variety, earlier=Earlier(args.earlier_fonts, args.earlier_share))
+                               variety=variety, earlier=earlier)
     data = DataLoader(batches, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda",
                       persistent_workers=workers > 0, prefetch_factor=4 if workers else None)
     validation = validation_set(args.seed, args.val_size, args.fonts)

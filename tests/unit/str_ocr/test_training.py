@@ -164,6 +164,29 @@ def test_earlier_lines_are_mixed_in_at_their_share():
     assert 0.2 < earlier.lines / (current.lines + earlier.lines) < 0.4
 
 
+def test_variable_width_lines_can_take_their_own_share_of_earlier_lines():
+    batches = train.SyntheticBatches(1, 8, 0.0, fonts="held-out", earlier=train.Earlier("core", 0.8, 0.1))
+    shares = {}
+    for width in (TUTORIAL_WIDTH, None):
+        current, earlier = Counting(TextLineSynth(1, "held-out")), Counting(TextLineSynth(2, "core"))
+        batches._samples([current, earlier], random.Random(0), 300, width)
+        shares[width] = earlier.lines / (current.lines + earlier.lines)
+    assert 0.7 < shares[TUTORIAL_WIDTH] < 0.9 and 0.03 < shares[None] < 0.2
+
+
+def test_a_variable_width_share_alone_draws_earlier_lines():
+    assert len(train.SyntheticBatches(1, 8, 0.0, fonts="held-out", earlier=train.Earlier("core", 0.0, 0.5))
+               ._synths(3)) == 2
+    assert len(train.SyntheticBatches(1, 8, 0.0, fonts="held-out", earlier=train.Earlier("core", 0.0))._synths(3)) == 1
+
+
+@pytest.mark.parametrize("flag", ["--earlier-share", "--earlier-share-variable"])
+def test_shares_of_earlier_lines_outside_0_to_1_are_refused(flag, capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args([flag, "1.5"])
+    assert f"{flag} must be in [0, 1], got 1.5" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("share", [0.0, 1.0])
 def test_earlier_lines_are_drawn_as_before_but_for_the_runs_look_alike_lines(share):
     batches = train.SyntheticBatches(1, 8, 0.0, fonts="held-out", variety=Variety(stretch=1.0, look_alikes=share),
