@@ -37,6 +37,7 @@ from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
 from .metrics import Scores, confusions, look_alike_accuracy, paired_difference, score
 from .model import STRModel
+from .plotting import pyplot
 from .preprocess import TUTORIAL_WIDTH
 from .recognizer import Recognizer
 from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
@@ -144,11 +145,16 @@ def peers_read(sets: dict[str, dict]) -> list[str]:
     return list(next(iter(sets.values())).get("peers", {})) if sets else []
 
 
+def reader_names(peers: Sequence[str]) -> list[str]:
+    """The names the tables and pictures give the project and each of ``peers``, in that order."""
+    return ["this project", *(PEER_NAMES_SHOWN.get(p, p) for p in peers)]
+
+
 def table(sets: dict[str, dict], seconds_per_line: dict[str, float] | None = None) -> str:
     """The results as the README's Markdown table: word accuracy and character error rate of the project and,
     where they were run, of each peer; then the time per line of each."""
     peers = peers_read(sets)
-    names = ["this project", *(PEER_NAMES_SHOWN.get(p, p) for p in peers)]
+    names = reader_names(peers)
     rows = ["| set | " + " | ".join(f"{n}: word accuracy (CER)" for n in names) + " |",
             "| --- |" + " --- |" * len(names)]
     for name, r in sets.items():
@@ -162,14 +168,12 @@ def table(sets: dict[str, dict], seconds_per_line: dict[str, float] | None = Non
 
 def plot_word_accuracy(sets: dict[str, dict], picture: Path) -> None:
     """Each set's word accuracy as bars, the project's beside each peer's where they read the same lines."""
-    import matplotlib  # noqa: PLC0415 - only runs that write results draw them
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    plt = pyplot()
 
     peers = peers_read(sets)
-    readers = [("this project", [r["word_accuracy"] for r in sets.values()]),
-               *((PEER_NAMES_SHOWN.get(p, p), [r["peers"][p]["word_accuracy"] for r in sets.values()]) for p in peers)]
+    accuracies = [[r["word_accuracy"] for r in sets.values()],
+                  *([r["peers"][p]["word_accuracy"] for r in sets.values()] for p in peers)]
+    readers = list(zip(reader_names(peers), accuracies))
     height = 0.8 / len(readers)
     figure, axes = plt.subplots(figsize=(9, 1 + 0.2 * len(sets) * len(readers)))
     for i, (label, accuracies) in enumerate(readers):  # the first set at the top, the project first in each
@@ -189,7 +193,7 @@ def kind_table(sets: dict[str, dict]) -> str:
     """``--by-kind``'s Markdown table: the word accuracy of each kind and case of line (with look-alikes as one),
     each set's two polarities pooled, for the project and each peer run beside it."""
     peers = peers_read(sets)
-    names = ["this project", *(PEER_NAMES_SHOWN.get(p, p) for p in peers)]
+    names = reader_names(peers)
     pooled: dict[tuple[str, str], list[list[float]]] = {}
     for name, r in sets.items():
         readers = [r["by_kind"], *(r["peers"][p]["by_kind"] for p in peers)]

@@ -202,6 +202,7 @@ from str_ocr.cpu_features import native_bf16
 from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
 from str_ocr.packing import pad_to_width
+from str_ocr.plotting import pyplot
 from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
 from str_ocr.engines import TorchEngine
 from str_ocr.recognizer import Recognizer
@@ -489,10 +490,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def plot_figures(log_path: Path, picture: Path) -> None:
     """The logged figures over the run's minutes: validation and held-out word accuracy, and the loss."""
-    import matplotlib  # noqa: PLC0415 - only runs that log figures draw them
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    plt = pyplot()
 
     rows = [json.loads(line) for line in log_path.read_text().splitlines()]
     minutes = [row["minutes"] for row in rows]

@@ -29,6 +29,7 @@ from tqdm import tqdm
 from str_ocr.contract import DETECTOR, IMAGE, NUM_CLASSES, OCR_PAGE, RECOGNIZER, output_length
 from str_ocr.detection import DetectorSession, choose_detector_engine, detector_path
 from str_ocr.page import PageSettings, read_page
+from str_ocr.plotting import pyplot
 from str_ocr_client.stats import compute_seconds, counts, metric_total, model_statistics
 from str_ocr_server.process import ServerProcess
 
@@ -217,10 +218,7 @@ def report(results: Sequence[PageLevel], waste: dict[str, float], rapidocr: dict
 
 
 def plot(results: Sequence[PageLevel], rapidocr: dict[int, float], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    plt = pyplot()
 
     figure, (rate, latency) = plt.subplots(1, 2, figsize=(11, 4))
     levels = sorted({r.concurrency for r in results})

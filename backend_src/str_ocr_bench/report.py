@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from str_ocr.contract import TUTORIAL_VARIANTS
+from str_ocr.plotting import pyplot
 
 from .alone import cheapest, fastest
 from .configs import RECOMMENDED, base_variant
@@ -115,10 +116,7 @@ def markdown(machine: dict, alone: Sequence[dict], results: Results, mix: Sequen
 
 
 def plot(path: Path, results: Results, alone: Sequence[dict], title: str) -> None:
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    plt = pyplot()
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(13, 6))
     colours = plt.get_cmap("tab20").colors
