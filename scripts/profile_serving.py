@@ -17,17 +17,13 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from str_ocr.contract import RECOGNIZER  # noqa: E402
-from str_ocr_bench import report  # noqa: E402
-from str_ocr_bench.alone import cheapest, model_alone  # noqa: E402
-from str_ocr_bench.configs import build_repository, with_engines  # noqa: E402
-from str_ocr_bench.profile import NETWORK_KERNELS, Profile, profile  # noqa: E402
-from str_ocr_bench.sweep import DIRECT  # noqa: E402
+from str_ocr.contract import RECOGNIZER
+from str_ocr.plotting import pyplot
+from str_ocr_bench import report
+from str_ocr_bench.alone import cheapest, model_alone
+from str_ocr_bench.configs import build_repository, with_engines
+from str_ocr_bench.profile import NETWORK_KERNELS, Profile, profile
+from str_ocr_bench.sweep import DIRECT
 from str_ocr_server.process import ServerProcess  # noqa: E402
 from str_ocr_triton.config import default_repository, read_model_config, recognizer_settings  # noqa: E402
 
@@ -82,6 +78,7 @@ def markdown(machine: dict, variant: str, result: Profile, parts: dict[str, floa
 
 
 def plot(path: Path, parts: dict[str, float], title: str) -> None:
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(8, 3.2))
     alone = parts["model alone, at its best"]
     axis.barh(["model alone"], [alone], color="tab:green")

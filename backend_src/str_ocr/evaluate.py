@@ -171,9 +171,9 @@ def plot_word_accuracy(sets: dict[str, dict], picture: Path) -> None:
     plt = pyplot()
 
     peers = peers_read(sets)
-    accuracies = [[r["word_accuracy"] for r in sets.values()],
+    per_reader = [[r["word_accuracy"] for r in sets.values()],
                   *([r["peers"][p]["word_accuracy"] for r in sets.values()] for p in peers)]
-    readers = list(zip(reader_names(peers), accuracies))
+    readers = list(zip(reader_names(peers), per_reader))
     height = 0.8 / len(readers)
     figure, axes = plt.subplots(figsize=(9, 1 + 0.2 * len(sets) * len(readers)))
     for i, (label, accuracies) in enumerate(readers):  # the first set at the top, the project first in each

@@ -265,6 +265,7 @@ class Earlier:
 
     @property
     def drawn(self) -> bool:
+        """Whether any line is drawn as an earlier one."""
         return self.share > 0 or (self.variable_share or 0) > 0
 
 
@@ -472,9 +473,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in ("earlier_share", "earlier_share_variable"):
         if not 0 <= (getattr(args, name) or 0) <= 1:
             parser.error(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(args, name)}")
-    if args.keep_close_to is not None and args.earlier_share <= 0:
-        parser.error("--keep-close-to needs --earlier-share above 0 (e.g. 0.5): the divergence is taken on the "
-                     "earlier lines only")
+    if args.keep_close_to is not None and args.earlier_share <= 0 and not args.earlier_share_variable:
+        parser.error("--keep-close-to needs --earlier-share or --earlier-share-variable above 0 (e.g. 0.5): the "
+                     "divergence is taken on the earlier lines only")
     if args.keep_weight <= 0:
         parser.error(f"--keep-weight must be above 0, got {args.keep_weight}: to train without the divergence, "
                      "leave out --keep-close-to")

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+from str_ocr.plotting import pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .curves import Curve  # noqa: E402
-from .queueing import Plan, replica_p95  # noqa: E402
-from .simulate import Step  # noqa: E402
+from .curves import Curve
+from .queueing import Plan, replica_p95
+from .simulate import Step
 
 
 def plot_plan(curves: dict[str, Curve], plans: list[Plan], rate: float, p95_s: float, path: Path) -> None:
     """Left: each config's planned p95 against replicas at this load. Right: one replica's model and data."""
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
     chosen = {p.variant: p for p in plans}
     top = max([p.replicas for p in plans], default=10) * 2
@@ -45,6 +43,7 @@ def plot_plan(curves: dict[str, Curve], plans: list[Plan], rate: float, p95_s: f
 
 def plot_day(steps: list[Step], variant: str, p95_s: float, capacity: float, path: Path) -> None:
     hours = [s.t / 3600 for s in steps]
+    plt = pyplot()
     fig, (load, replicas, latency, refused) = plt.subplots(4, 1, figsize=(11, 10), sharex=True)
     load.plot(hours, [s.offered for s in steps], label="offered")
     load.plot(hours, [s.ready * capacity for s in steps], label="capacity of the ready replicas")

@@ -275,7 +275,7 @@ def test_kept_weights_equal_to_the_run_s_diverge_by_nothing_and_keep_their_stati
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--keep-close-to", "w.pth"], "--keep-close-to needs --earlier-share above 0"),
+    (["--keep-close-to", "w.pth"], "--keep-close-to needs --earlier-share or --earlier-share-variable above 0"),
     (["--keep-close-to", "w.pth", "--earlier-share", "0.5", "--keep-weight", "0"], "--keep-weight must be above 0"),
 ])
 def test_keeping_close_without_earlier_lines_or_weight_is_a_usage_error(flags, message, capsys):
