@@ -24,8 +24,8 @@ from str_ocr_bench.alone import cheapest, model_alone
 from str_ocr_bench.configs import build_repository, with_engines
 from str_ocr_bench.profile import NETWORK_KERNELS, Profile, profile
 from str_ocr_bench.sweep import DIRECT
-from str_ocr_server.process import ServerProcess  # noqa: E402
-from str_ocr_triton.config import default_repository, read_model_config, recognizer_settings  # noqa: E402
+from str_ocr_server.process import ServerProcess
+from str_ocr_triton.config import default_repository, read_model_config, recognizer_settings
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

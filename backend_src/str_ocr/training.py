@@ -473,7 +473,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in ("earlier_share", "earlier_share_variable"):
         if not 0 <= (getattr(args, name) or 0) <= 1:
             parser.error(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(args, name)}")
-    if args.keep_close_to is not None and args.earlier_share <= 0 and not args.earlier_share_variable:
+    if args.keep_close_to is not None and not earlier_lines(args).drawn:
         parser.error("--keep-close-to needs --earlier-share or --earlier-share-variable above 0 (e.g. 0.5): the "
                      "divergence is taken on the earlier lines only")
     if args.keep_weight <= 0:
@@ -487,6 +487,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
                      "thousand steps, 0 turns the average off")
     return args
+
+
+def earlier_lines(args: argparse.Namespace) -> Earlier:
+    """The earlier lines the run's flags ask for."""
+    return Earlier(args.earlier_fonts, args.earlier_share, args.earlier_share_variable)
 
 
 def plot_figures(log_path: Path, picture: Path) -> None:
@@ -655,7 +660,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing
     if args.old_style_faces > 0:
         old_style_faces(font_files(args.fonts))  # or when none has old-style figures to draw
-    earlier = Earlier(args.earlier_fonts, args.earlier_share, args.earlier_share_variable)
+    earlier = earlier_lines(args)
     if earlier.drawn:
         font_files(args.earlier_fonts)
     if warning := unshaped_warning():
