@@ -1,10 +1,11 @@
 """A wider recogniser that reads as the given one does (``str_ocr.checkpoint.widen_weights``), to train on from there.
 
-    .venv/bin/python scripts/widen_weights.py training_rounds/blend/str_64ch.pth --output-channels 96 \\
-        --noise 0.01 --output str_96ch.pth
-    .venv/bin/python scripts/train.py --init str_96ch.pth --output-channels 96 --context-layers 2 ...
+    .venv/bin/python scripts/widen_weights.py training_rounds/round22/str_64ch.pth --output-channels 128 \\
+        --noise 0.01 --output str_128ch.pth
+    .venv/bin/python scripts/train.py --init str_128ch.pth --output-channels 128 ...
 
-It widens weights without context layers only: widen those, then train context layers over the wide weights.
+Weights with context layers widen to a multiple of their width (64 -> 128, 192, ...); weights without, to any
+multiple of 16.
 """
 
 from __future__ import annotations

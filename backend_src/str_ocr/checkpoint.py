@@ -126,8 +126,17 @@ def blend_weights(first: STRModel, second: STRModel, share: float) -> STRModel:
     return first
 
 
+def _side_by_side(channels: int, copies: int) -> torch.Tensor:
+    """Each of ``channels`` copied ``copies`` times, the copies next to each other."""
+    return torch.arange(channels).repeat_interleave(copies)
+
+
 def _copied_channels(channels: int, wide_channels: int, generator: torch.Generator) -> torch.Tensor:
-    """For each of ``wide_channels``, the one of ``channels`` it copies: each old channel, then random ones."""
+    """For each of ``wide_channels``, the one of ``channels`` it copies. At an exact multiple, each channel that
+    many times, side by side: a LayerNorm's statistics over the copies are then its statistics over the channels,
+    and each attention head's channels stay in one head. Otherwise each old channel, then random ones."""
+    if wide_channels % channels == 0:
+        return _side_by_side(channels, wide_channels // channels)
     extra = torch.randint(channels, (wide_channels - channels,), generator=generator)
     return torch.cat([torch.arange(channels), extra])
 
@@ -138,41 +147,84 @@ def _shared_among_copies(weight: torch.Tensor, copied: torch.Tensor) -> torch.Te
     return (weight / copies.view((1, -1) + (1,) * (weight.ndim - 2)))[:, copied]
 
 
+def _noisy(weight: torch.Tensor, noise: float, generator: torch.Generator) -> torch.Tensor:
+    return weight + noise * weight.std() * torch.randn(weight.shape, generator=generator)
+
+
+def _widened_features(model: STRModel, copied: dict[int, torch.Tensor], noise: float,
+                      generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """The ResNet's weights, each layer's channels copied as ``copied[its width]`` says."""
+    state = {}
+    for name, module in model.FeatureExtraction.named_modules(prefix="FeatureExtraction"):
+        if isinstance(module, nn.Conv2d):
+            weight = module.weight.detach()
+            if module is not model.FeatureExtraction.ConvNet.conv0_1:  # it reads the image, not channels
+                weight = _shared_among_copies(weight, copied[module.in_channels])
+            state[f"{name}.weight"] = _noisy(weight[copied[module.out_channels]], noise, generator)
+        elif isinstance(module, nn.BatchNorm2d):
+            for key in ("weight", "bias", "running_mean", "running_var"):
+                state[f"{name}.{key}"] = getattr(module, key).detach()[copied[module.num_features]]
+            state[f"{name}.num_batches_tracked"] = module.num_batches_tracked.detach().clone()
+    return state
+
+
+def _widened_context_layer(layer: nn.Module, factor: int, noise: float,
+                           generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """One ``ContextLayer``'s weights with each channel copied ``factor`` (k) times, side by side.
+
+    Queries, keys and values copy as the frames do, so each head holds ``k`` copies of its channels and its dot
+    products grow ``k``-fold while the attention divides by only sqrt(k) more: queries scale by 1/sqrt(k) to keep
+    the scores. The feed-forward layer's channels copy ``k`` times too."""
+    residual = _side_by_side(layer.norm1.normalized_shape[0], factor)
+    hidden = _side_by_side(layer.linear1.out_features, factor)
+    query_scale = torch.ones(3 * len(residual))
+    query_scale[:len(residual)] = factor ** -0.5
+    in_weight = torch.cat([_shared_among_copies(part, residual)[residual]
+                           for part in layer.self_attn.in_proj_weight.detach().chunk(3)])
+    in_bias = torch.cat([part[residual] for part in layer.self_attn.in_proj_bias.detach().chunk(3)])
+    return {
+        "norm1.weight": layer.norm1.weight.detach()[residual], "norm1.bias": layer.norm1.bias.detach()[residual],
+        "norm2.weight": layer.norm2.weight.detach()[residual], "norm2.bias": layer.norm2.bias.detach()[residual],
+        "self_attn.in_proj_weight": _noisy(in_weight, noise, generator) * query_scale[:, None],
+        "self_attn.in_proj_bias": in_bias * query_scale,
+        "self_attn.out_proj.weight": _noisy(_shared_among_copies(layer.self_attn.out_proj.weight.detach(),
+                                                                 residual)[residual], noise, generator),
+        "self_attn.out_proj.bias": layer.self_attn.out_proj.bias.detach()[residual],
+        "linear1.weight": _noisy(_shared_among_copies(layer.linear1.weight.detach(), residual)[hidden],
+                                 noise, generator),
+        "linear1.bias": layer.linear1.bias.detach()[hidden],
+        "linear2.weight": _noisy(_shared_among_copies(layer.linear2.weight.detach(), hidden)[residual],
+                                 noise, generator),
+        "linear2.bias": layer.linear2.bias.detach()[residual],
+    }
+
+
 def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, seed: int = 0) -> STRModel:
     """A recogniser ``output_channels`` wide that computes what ``model`` computes (Chen et al. 2016, "Net2Net").
 
     Every layer widens by the same factor. Each new channel copies an old one of its layer; the layer after it
-    divides that old channel's weights among its copies, so sums are unchanged. Copies stay copies under training
-    unless something tells them apart: ``noise`` adds that share of each weight tensor's standard deviation, as
-    Gaussian noise, to the convolutions' weights. The copies do not depend on ``noise``.
+    divides that old channel's weights among its copies, so sums are unchanged. Weights with context layers widen
+    to an exact multiple only (``_copied_channels``). Copies stay copies under training unless something tells
+    them apart: ``noise`` adds that share of each weight tensor's standard deviation, as Gaussian noise, to the
+    convolutions' and the context layers' weights. The copies do not depend on ``noise``.
     """
     old = model.output_channels
-    if model.context_layers:
-        raise ValueError("widen_weights widens weights without context layers (these have a FrameContext): widen "
-                         "first, then train context layers over the wide weights (train.py --context-layers)")
     if output_channels % 16 or output_channels <= old:
         raise ValueError(f"output_channels must be a multiple of 16 wider than {old}, got {output_channels}")
+    if model.context_layers and output_channels % old:
+        raise ValueError(f"weights with context layers widen to a multiple of their {old} channels (their layer "
+                         f"norms need every channel copied as often), got {output_channels}")
     choices, noises = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)
     # One choice of copies per width: a residual connection adds layers of one width channel by channel, so both
     # must copy alike, and in this network layers of equal width are exactly those that meet.
     copied = {channels: _copied_channels(channels, channels * output_channels // old, choices)
               for channels in sorted({m.out_channels for m in model.modules() if isinstance(m, nn.Conv2d)})}
-    wide = STRModel(output_channels=output_channels)
-    state = {}
-    for name, module in model.named_modules():
-        prefix = f"{name}." if name else ""
-        if isinstance(module, nn.Conv2d):
-            weight = module.weight.detach()
-            if module.in_channels != wide.get_submodule(name).in_channels:  # not the grey image's one channel
-                weight = _shared_among_copies(weight, copied[module.in_channels])
-            weight = weight[copied[module.out_channels]]
-            state[prefix + "weight"] = weight + noise * weight.std() * torch.randn(weight.shape, generator=noises)
-        elif isinstance(module, nn.BatchNorm2d):
-            for key in ("weight", "bias", "running_mean", "running_var"):
-                state[prefix + key] = getattr(module, key).detach()[copied[module.num_features]]
-            state[prefix + "num_batches_tracked"] = module.num_batches_tracked.detach().clone()
-        elif isinstance(module, nn.Linear):
-            state[prefix + "weight"] = _shared_among_copies(module.weight.detach(), copied[module.in_features])
-            state[prefix + "bias"] = module.bias.detach().clone()
+    wide = STRModel(output_channels=output_channels, context_layers=model.context_layers)
+    state = _widened_features(model, copied, noise, noises)
+    for index, layer in enumerate(model.SequenceModeling.layers if model.context_layers else []):
+        for key, value in _widened_context_layer(layer, output_channels // old, noise, noises).items():
+            state[f"SequenceModeling.layers.{index}.{key}"] = value
+    state["Prediction.weight"] = _shared_among_copies(model.Prediction.weight.detach(), copied[old])
+    state["Prediction.bias"] = model.Prediction.bias.detach().clone()
     wide.load_state_dict(state)
     return wide.train(model.training)

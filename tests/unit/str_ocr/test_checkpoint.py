@@ -111,10 +111,10 @@ def test_a_widened_recogniser_reads_as_the_narrow_one_on_lines_of_several_widths
 def test_noise_tells_the_copied_channels_apart_and_keeps_the_readings_close(seeded_model):
     exact, noisy = widen_weights(seeded_model, 64), widen_weights(seeded_model, 64, noise=0.01)
     conv, exact_conv = noisy.FeatureExtraction.ConvNet.conv0_2.weight, exact.FeatureExtraction.ConvNet.conv0_2.weight
-    copies = [(new, old) for new in range(4, 8) for old in range(4) if torch.equal(exact_conv[new], exact_conv[old])]
-    assert len(copies) == 4, "without noise, each new channel copies an old one"
-    for new, old in copies:
-        assert not torch.equal(conv[new], conv[old]), f"channel {new} is still channel {old}"
+    copies = [(a, b) for a in range(8) for b in range(a + 1, 8) if torch.equal(exact_conv[a], exact_conv[b])]
+    assert len(copies) == 4, "without noise, each of the 4 channels has one copy"
+    for a, b in copies:
+        assert not torch.equal(conv[a], conv[b]), f"channel {b} is still channel {a}"
     change = (conv - exact_conv).abs().max() / exact_conv.std()
     assert 0 < change < 0.1, "the noise is not about 0.01 of the weights' spread"
     torch.manual_seed(4)
@@ -130,16 +130,50 @@ def test_widening_asks_for_a_wider_multiple_of_16(seeded_model):
             widen_weights(seeded_model, output_channels)
 
 
-def test_weights_with_a_frame_context_load_with_as_many_layers_and_are_not_widened(tmp_path):
+@pytest.fixture(scope="module")
+def model_with_context():
     torch.manual_seed(2)
-    model = STRModel(output_channels=32, context_layers=3).eval()
-    save_checkpoint(model, tmp_path / "context.pth")
+    model = STRModel(output_channels=32, context_layers=2)
+    # Trained context layers: their last projections are no longer the zeros that make an untrained one the identity.
+    for name, parameter in model.SequenceModeling.named_parameters():
+        if "proj" in name or "linear" in name or "norm" in name:
+            torch.nn.init.normal_(parameter, mean=1.0 if name.endswith("norm1.weight") else 0.0, std=0.3)
+    return model.eval()
+
+
+def test_weights_with_a_frame_context_load_with_as_many_layers(tmp_path, model_with_context):
+    save_checkpoint(model_with_context, tmp_path / "context.pth")
     loaded = load_model(tmp_path / "context.pth", 32)
-    assert loaded.context_layers == 3
+    assert loaded.context_layers == 2
     x = torch.randn(2, 1, 32, 48)
-    torch.testing.assert_close(forward(loaded, x), forward(model, x), rtol=0, atol=0)
-    with pytest.raises(ValueError, match="widen first, then train context layers"):
-        widen_weights(model, 48)
+    torch.testing.assert_close(forward(loaded, x), forward(model_with_context, x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("output_channels", [64, 96])
+def test_weights_with_a_frame_context_widen_to_a_multiple_and_read_as_before(model_with_context, output_channels):
+    wide = widen_weights(model_with_context, output_channels)
+    assert (wide.output_channels, wide.context_layers) == (output_channels, 2)
+    torch.manual_seed(5)
+    x, widths = torch.randn(3, 1, 32, 120), torch.tensor([120, 77, 40])
+    with torch.no_grad():
+        narrow_frames = model_with_context.frames(x, widths)
+        assert model_with_context(x, widths).sub(model_with_context.Prediction(narrow_frames)).abs().max() > 0.1, \
+            "the context layers change nothing: the test would not see them widened wrong"
+        torch.testing.assert_close(wide(x, widths), model_with_context(x, widths), atol=1e-4, rtol=1e-4)
+
+
+def test_noise_tells_the_copied_context_channels_apart(model_with_context):
+    exact, noisy = widen_weights(model_with_context, 64), widen_weights(model_with_context, 64, noise=0.01)
+    for weight in ("self_attn.in_proj_weight", "linear1.weight", "linear2.weight", "self_attn.out_proj.weight"):
+        exact_rows = exact.state_dict()[f"SequenceModeling.layers.0.{weight}"]
+        noisy_rows = noisy.state_dict()[f"SequenceModeling.layers.0.{weight}"]
+        assert torch.equal(exact_rows[0], exact_rows[1]), f"{weight}: rows 0 and 1 should copy one row"
+        assert not torch.equal(noisy_rows[0], noisy_rows[1]), f"{weight}: the noise left rows 0 and 1 copies"
+
+
+def test_weights_with_a_frame_context_are_not_widened_to_a_fraction_more(model_with_context):
+    with pytest.raises(ValueError, match="widen to a multiple of their 32 channels"):
+        widen_weights(model_with_context, 48)
 
 
 def test_context_layers_numbered_with_a_gap_are_refused_by_name(tmp_path):
