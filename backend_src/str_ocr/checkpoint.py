@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
-from .model import STRModel
+from .model import ContextLayer, STRModel
 
 DATA_PARALLEL_PREFIX = "module."
 _PREDICTION_WEIGHT = "Prediction.weight"
@@ -132,9 +132,8 @@ def _side_by_side(channels: int, copies: int) -> torch.Tensor:
 
 
 def _copied_channels(channels: int, wide_channels: int, generator: torch.Generator) -> torch.Tensor:
-    """For each of ``wide_channels``, the one of ``channels`` it copies. At an exact multiple, each channel that
-    many times, side by side: a LayerNorm's statistics over the copies are then its statistics over the channels,
-    and each attention head's channels stay in one head. Otherwise each old channel, then random ones."""
+    """For each of ``wide_channels``, the one of ``channels`` it copies: at an exact multiple, each channel that
+    many times, side by side (as ``_widened_context_layer`` needs); otherwise each old channel, then random ones."""
     if wide_channels % channels == 0:
         return _side_by_side(channels, wide_channels // channels)
     extra = torch.randint(channels, (wide_channels - channels,), generator=generator)
@@ -168,25 +167,24 @@ def _widened_features(model: STRModel, copied: dict[int, torch.Tensor], noise: f
     return state
 
 
-def _widened_context_layer(layer: nn.Module, factor: int, noise: float,
+def _widened_context_layer(layer: ContextLayer, residual: torch.Tensor, noise: float,
                            generator: torch.Generator) -> dict[str, torch.Tensor]:
-    """One ``ContextLayer``'s weights with each channel copied ``factor`` (k) times, side by side.
-
-    Queries, keys and values copy as the frames do, so each head holds ``k`` copies of its channels and its dot
-    products grow ``k``-fold while the attention divides by only sqrt(k) more: queries scale by 1/sqrt(k) to keep
-    the scores. The feed-forward layer's channels copy ``k`` times too."""
-    residual = _side_by_side(layer.norm1.normalized_shape[0], factor)
+    """One ``ContextLayer``'s weights, its frames' channels copied as ``residual`` says: each channel k times,
+    side by side. Every channel copied as often keeps each layer norm's mean and variance; side by side keeps each
+    head's channels in one head. A head's dot products then grow k-fold while the attention divides by only
+    sqrt(k) more, so queries scale by 1/sqrt(k). The feed-forward layer's channels copy k times too."""
+    factor = len(residual) // layer.norm1.normalized_shape[0]
     hidden = _side_by_side(layer.linear1.out_features, factor)
-    query_scale = torch.ones(3 * len(residual))
-    query_scale[:len(residual)] = factor ** -0.5
-    in_weight = torch.cat([_shared_among_copies(part, residual)[residual]
-                           for part in layer.self_attn.in_proj_weight.detach().chunk(3)])
+    in_weight = _noisy(torch.cat([_shared_among_copies(part, residual)[residual]
+                                  for part in layer.self_attn.in_proj_weight.detach().chunk(3)]), noise, generator)
     in_bias = torch.cat([part[residual] for part in layer.self_attn.in_proj_bias.detach().chunk(3)])
+    queries = slice(0, len(residual))
+    in_weight[queries] *= factor ** -0.5
+    in_bias[queries] *= factor ** -0.5
     return {
         "norm1.weight": layer.norm1.weight.detach()[residual], "norm1.bias": layer.norm1.bias.detach()[residual],
         "norm2.weight": layer.norm2.weight.detach()[residual], "norm2.bias": layer.norm2.bias.detach()[residual],
-        "self_attn.in_proj_weight": _noisy(in_weight, noise, generator) * query_scale[:, None],
-        "self_attn.in_proj_bias": in_bias * query_scale,
+        "self_attn.in_proj_weight": in_weight, "self_attn.in_proj_bias": in_bias,
         "self_attn.out_proj.weight": _noisy(_shared_among_copies(layer.self_attn.out_proj.weight.detach(),
                                                                  residual)[residual], noise, generator),
         "self_attn.out_proj.bias": layer.self_attn.out_proj.bias.detach()[residual],
@@ -212,8 +210,8 @@ def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, see
     if output_channels % 16 or output_channels <= old:
         raise ValueError(f"output_channels must be a multiple of 16 wider than {old}, got {output_channels}")
     if model.context_layers and output_channels % old:
-        raise ValueError(f"weights with context layers widen to a multiple of their {old} channels (their layer "
-                         f"norms need every channel copied as often), got {output_channels}")
+        raise ValueError(f"weights with context layers widen to a multiple of their {old} channels ({2 * old}, "
+                         f"{3 * old}, ...: their layer norms need every channel copied as often), got {output_channels}")
     choices, noises = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)
     # One choice of copies per width: a residual connection adds layers of one width channel by channel, so both
     # must copy alike, and in this network layers of equal width are exactly those that meet.
@@ -221,9 +219,10 @@ def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, see
               for channels in sorted({m.out_channels for m in model.modules() if isinstance(m, nn.Conv2d)})}
     wide = STRModel(output_channels=output_channels, context_layers=model.context_layers)
     state = _widened_features(model, copied, noise, noises)
-    for index, layer in enumerate(model.SequenceModeling.layers if model.context_layers else []):
-        for key, value in _widened_context_layer(layer, output_channels // old, noise, noises).items():
-            state[f"SequenceModeling.layers.{index}.{key}"] = value
+    if model.SequenceModeling is not None:
+        for index, layer in enumerate(model.SequenceModeling.layers):
+            for key, value in _widened_context_layer(layer, copied[old], noise, noises).items():
+                state[f"SequenceModeling.layers.{index}.{key}"] = value
     state["Prediction.weight"] = _shared_among_copies(model.Prediction.weight.detach(), copied[old])
     state["Prediction.bias"] = model.Prediction.bias.detach().clone()
     wide.load_state_dict(state)
