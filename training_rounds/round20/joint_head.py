@@ -6,12 +6,12 @@ serve the head. Batch norm keeps the shipped weights' running statistics (eval m
 it will be served, and mixed batches do not move the statistics the current faces are read with. From the repository
 root:
 
-    .venv/bin/python training_rounds/round20/joint_head.py --minutes 100 --seed 2020 --run-dir runs/joint \\
+    .venv/bin/python training_rounds/round20/joint_head.py --minutes 95 --seed 2020 --run-dir runs/joint \\
         --init training_rounds/round19/head-b.pt
 
 Round 21 trains round 20's network and head on, with more of the current faces' fixed lines:
 
-    .venv/bin/python training_rounds/round20/joint_head.py --minutes 100 --seed 2121 --run-dir runs/joint21 \\
+    .venv/bin/python training_rounds/round20/joint_head.py --minutes 95 --seed 2121 --run-dir runs/joint21 \\
         --network training_rounds/round20/str_64ch.pth --init training_rounds/round20/head.pt --head-lr 3e-4 \\
         --network-lr 4e-5 --changed-flags "--earlier-share 0.65 --fixed-fraction 0.65"
 """
