@@ -25,8 +25,9 @@ def main() -> int:
                         help="Gaussian noise on the new weights, as a share of each tensor's standard deviation, "
                              "so that copied channels can learn apart; 0 reads exactly as the checkpoint does "
                              "(default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="picks the noise, and which channels the new ones copy where the width is no "
-                             "multiple of the old")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="picks the noise, and which channels the new ones copy where the width is no multiple "
+                             "of the old")
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
     try:

@@ -146,6 +146,11 @@ def _shared_among_copies(weight: torch.Tensor, copied: torch.Tensor) -> torch.Te
     return (weight / copies.view((1, -1) + (1,) * (weight.ndim - 2)))[:, copied]
 
 
+def _copied_weight(weight: torch.Tensor, inputs: torch.Tensor, outputs: torch.Tensor) -> torch.Tensor:
+    """``weight`` [out, in, ...] reading its inputs' copies (``inputs``) and writing its outputs' (``outputs``)."""
+    return _shared_among_copies(weight.detach(), inputs)[outputs]
+
+
 def _noisy(weight: torch.Tensor, noise: float, generator: torch.Generator) -> torch.Tensor:
     return weight + noise * weight.std() * torch.randn(weight.shape, generator=generator)
 
@@ -156,10 +161,10 @@ def _widened_features(model: STRModel, copied: dict[int, torch.Tensor], noise: f
     state = {}
     for name, module in model.FeatureExtraction.named_modules(prefix="FeatureExtraction"):
         if isinstance(module, nn.Conv2d):
-            weight = module.weight.detach()
-            if module is not model.FeatureExtraction.ConvNet.conv0_1:  # it reads the image, not channels
-                weight = _shared_among_copies(weight, copied[module.in_channels])
-            state[f"{name}.weight"] = _noisy(weight[copied[module.out_channels]], noise, generator)
+            reads_the_image = module is model.FeatureExtraction.ConvNet.conv0_1  # whose one channel is not copied
+            inputs = torch.arange(module.in_channels) if reads_the_image else copied[module.in_channels]
+            state[f"{name}.weight"] = _noisy(_copied_weight(module.weight, inputs, copied[module.out_channels]),
+                                             noise, generator)
         elif isinstance(module, nn.BatchNorm2d):
             for key in ("weight", "bias", "running_mean", "running_var"):
                 state[f"{name}.{key}"] = getattr(module, key).detach()[copied[module.num_features]]
@@ -175,26 +180,22 @@ def _widened_context_layer(layer: ContextLayer, residual: torch.Tensor, noise: f
     sqrt(k) more, so queries scale by 1/sqrt(k). The feed-forward layer's channels copy k times too."""
     factor = len(residual) // layer.norm1.normalized_shape[0]
     hidden = _side_by_side(layer.linear1.out_features, factor)
-    in_weight = _noisy(torch.cat([_shared_among_copies(part, residual)[residual]
-                                  for part in layer.self_attn.in_proj_weight.detach().chunk(3)]), noise, generator)
-    in_bias = torch.cat([part[residual] for part in layer.self_attn.in_proj_bias.detach().chunk(3)])
+    in_weight = _noisy(torch.cat([_copied_weight(part, residual, residual)
+                                  for part in layer.self_attn.in_proj_weight.chunk(3)]), noise, generator)
+    in_bias = torch.cat([part.detach()[residual] for part in layer.self_attn.in_proj_bias.chunk(3)])
     queries = slice(0, len(residual))
     in_weight[queries] *= factor ** -0.5
     in_bias[queries] *= factor ** -0.5
-    return {
-        "norm1.weight": layer.norm1.weight.detach()[residual], "norm1.bias": layer.norm1.bias.detach()[residual],
-        "norm2.weight": layer.norm2.weight.detach()[residual], "norm2.bias": layer.norm2.bias.detach()[residual],
-        "self_attn.in_proj_weight": in_weight, "self_attn.in_proj_bias": in_bias,
-        "self_attn.out_proj.weight": _noisy(_shared_among_copies(layer.self_attn.out_proj.weight.detach(),
-                                                                 residual)[residual], noise, generator),
-        "self_attn.out_proj.bias": layer.self_attn.out_proj.bias.detach()[residual],
-        "linear1.weight": _noisy(_shared_among_copies(layer.linear1.weight.detach(), residual)[hidden],
-                                 noise, generator),
-        "linear1.bias": layer.linear1.bias.detach()[hidden],
-        "linear2.weight": _noisy(_shared_among_copies(layer.linear2.weight.detach(), hidden)[residual],
-                                 noise, generator),
-        "linear2.bias": layer.linear2.bias.detach()[residual],
-    }
+    state = {"self_attn.in_proj_weight": in_weight, "self_attn.in_proj_bias": in_bias}
+    for name, inputs, outputs in (("self_attn.out_proj", residual, residual), ("linear1", residual, hidden),
+                                  ("linear2", hidden, residual)):
+        linear = layer.get_submodule(name)
+        state[f"{name}.weight"] = _noisy(_copied_weight(linear.weight, inputs, outputs), noise, generator)
+        state[f"{name}.bias"] = linear.bias.detach()[outputs]
+    for name in ("norm1", "norm2"):
+        norm = layer.get_submodule(name)
+        state[f"{name}.weight"], state[f"{name}.bias"] = norm.weight.detach()[residual], norm.bias.detach()[residual]
+    return state
 
 
 def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, seed: int = 0) -> STRModel:
@@ -211,7 +212,8 @@ def widen_weights(model: STRModel, output_channels: int, noise: float = 0.0, see
         raise ValueError(f"output_channels must be a multiple of 16 wider than {old}, got {output_channels}")
     if model.context_layers and output_channels % old:
         raise ValueError(f"weights with context layers widen to a multiple of their {old} channels ({2 * old}, "
-                         f"{3 * old}, ...: their layer norms need every channel copied as often), got {output_channels}")
+                         f"{3 * old}, ...: their layer norms need every channel copied as often), "
+                         f"got {output_channels}")
     choices, noises = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed + 1)
     # One choice of copies per width: a residual connection adds layers of one width channel by channel, so both
     # must copy alike, and in this network layers of equal width are exactly those that meet.

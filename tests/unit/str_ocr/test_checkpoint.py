@@ -108,6 +108,14 @@ def test_a_widened_recogniser_reads_as_the_narrow_one_on_lines_of_several_widths
         torch.testing.assert_close(wide(x, widths), seeded_model(x, widths), atol=1e-4, rtol=1e-4)
 
 
+def assert_reads_close_but_not_alike(noisy, model, seed):
+    torch.manual_seed(seed)
+    x = torch.randn(2, 1, 32, 100)
+    with torch.no_grad():
+        logits, exact_logits = noisy(x), model(x)
+    assert 0 < (logits - exact_logits).abs().max() < 0.1 * exact_logits.abs().max()
+
+
 def test_noise_tells_the_copied_channels_apart_and_keeps_the_readings_close(seeded_model):
     exact, noisy = widen_weights(seeded_model, 64), widen_weights(seeded_model, 64, noise=0.01)
     conv, exact_conv = noisy.FeatureExtraction.ConvNet.conv0_2.weight, exact.FeatureExtraction.ConvNet.conv0_2.weight
@@ -117,11 +125,7 @@ def test_noise_tells_the_copied_channels_apart_and_keeps_the_readings_close(seed
         assert not torch.equal(conv[a], conv[b]), f"channel {b} is still channel {a}"
     change = (conv - exact_conv).abs().max() / exact_conv.std()
     assert 0 < change < 0.1, "the noise is not about 0.01 of the weights' spread"
-    torch.manual_seed(4)
-    x = torch.randn(2, 1, 32, 100)
-    with torch.no_grad():
-        logits, exact_logits = noisy(x), seeded_model(x)
-    assert 0 < (logits - exact_logits).abs().max() < 0.1 * exact_logits.abs().max()
+    assert_reads_close_but_not_alike(noisy, seeded_model, seed=4)
 
 
 def test_widening_asks_for_a_wider_multiple_of_16(seeded_model):
@@ -171,11 +175,7 @@ def test_noise_tells_the_copied_context_channels_apart_and_keeps_the_readings_cl
             assert torch.equal(exact_weight[0::2], exact_weight[1::2]), f"{name}: rows not copied side by side"
             differs = (noisy_weight[0::2] != noisy_weight[1::2]).any(dim=1)
             assert differs.all(), f"{name}: rows {(~differs).nonzero().flatten().tolist()} of the copies still alike"
-    torch.manual_seed(6)
-    x = torch.randn(2, 1, 32, 100)
-    with torch.no_grad():
-        logits, exact_logits = noisy(x), model_with_context(x)
-    assert 0 < (logits - exact_logits).abs().max() < 0.1 * exact_logits.abs().max()
+    assert_reads_close_but_not_alike(noisy, model_with_context, seed=6)
 
 
 def test_weights_with_a_frame_context_are_not_widened_to_a_fraction_more(model_with_context):
