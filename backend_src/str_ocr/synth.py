@@ -102,9 +102,20 @@ class Variety:
 
 
 def figure_features(font: ImageFont.FreeTypeFont, old_style: bool) -> list[str] | None:
-    """The OpenType features to draw with: old-style figures (``onum``) if asked for and Pillow shapes the font with
-    Raqm, which alone applies features; otherwise none, and the face draws its own figures."""
-    return ["onum"] if old_style and font.layout_engine == ImageFont.Layout.RAQM else None
+    """The OpenType features to draw with: old-style figures (``onum``) if asked for, Pillow shapes the font with
+    Raqm, which alone applies features, and the face's ``onum`` figures have outlines; otherwise none, and the face
+    draws its own figures."""
+    wanted = old_style and font.layout_engine == ImageFont.Layout.RAQM
+    return ["onum"] if wanted and _onum_figures_have_ink(font.path) else None
+
+
+@lru_cache(maxsize=None)
+def _onum_figures_have_ink(path: str) -> bool:
+    """Whether every figure the face draws under ``onum`` has an outline. Karmilla's have none: asked for them, it
+    would draw a line's digits as nothing, under a text that still holds them."""
+    font = ImageFont.truetype(path, OLD_STYLE_SIZE)
+    boxes = [font.getbbox(figure, features=["onum"]) for figure in "0123456789"]
+    return all(right > left and bottom > top for left, top, right, bottom in boxes)
 
 
 @lru_cache(maxsize=None)
