@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -103,10 +104,10 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
             bucket = score([texts[i] for i in picked], [truths[i] for i in picked])
             by_length[f"{low}-{high}"] = _as_dict(bucket)
             print(f"  {low:2}-{high:<2} characters: {bucket}")
-    mistakes = [(t, r) for t, r in zip(truths, texts) if t != r]
-    for truth, reading in mistakes[:examples]:
-        print(f"  mistake: {truth!r} read as {reading!r}")
-    shown = [{"truth": t, "read": r} for t, r in mistakes[:examples]]
+    misread = [(s, r) for s, r in zip(samples, texts) if s.text != r]
+    shown = [{"truth": s.text, "read": r, "face": face_name(s)} for s, r in misread[:examples]]
+    for mistake in shown:
+        print(f"  mistake: {mistake['truth']!r} read as {mistake['read']!r} ({mistake['face']})")
     return {**overall_dict, "by_length": by_length, "mistakes": shown,
             "confusions": most_often_misread(texts, truths, "most often misread")}
 
@@ -184,6 +185,38 @@ def plot_word_accuracy(sets: dict[str, dict], picture: Path) -> None:
     lowest = min(min(a) for _, a in readers)
     axes.set(xlim=(max(0.0, 100 * lowest - 10), 101), xlabel="word accuracy (%), lines read exactly")
     axes.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(readers), fontsize=8, frameon=False)
+    figure.tight_layout()
+    figure.savefig(picture, dpi=100)
+    plt.close(figure)
+
+
+def face_name(sample: Sample) -> str | None:
+    """The name of the face ``sample`` is drawn in (its font file's, without the suffix)."""
+    return sample.face.stem if sample.face else None
+
+
+def file_name(set_name: str) -> str:
+    """``set_name`` as a file name: "held-out: fixed 32x100, dark on light" -> "held-out-fixed-32x100-dark-on-light"."""
+    return re.sub(r"[^a-z0-9]+", "-", set_name.lower()).strip("-")
+
+
+def draw_mistakes(name: str, samples: list[Sample], texts: list[str], count: int, picture: Path) -> None:
+    """The first ``count`` lines of ``samples`` that ``texts`` misread, as the recogniser saw them, one under another
+    at one scale, each titled with its text, the reading and its face: what a set's mistakes look like."""
+    misread = [(s, t) for s, t in zip(samples, texts) if s.text != t][:count]
+    if not misread:
+        return
+    plt = pyplot()
+    widest = max(s.image.shape[1] for s, _ in misread)
+    figure, rows = plt.subplots(len(misread), 1, squeeze=False, figsize=(2 + widest / 50, 0.9 * len(misread) + 0.5))
+    for axes, (sample, text) in zip(rows[:, 0], misread):
+        axes.imshow(sample.image, cmap="gray", vmin=0, vmax=255)
+        axes.set_xlim(-0.5, widest - 0.5)
+        axes.set_anchor("W")
+        axes.set_title(f"{sample.text}  read as  {text or '(nothing)'}  ·  {face_name(sample) or ''}", loc="left",
+                       fontsize=9, family="monospace")
+        axes.axis("off")
+    figure.suptitle(f"{name}: the first {len(misread)} lines misread", x=0.01, ha="left", fontsize=10)
     figure.tight_layout()
     figure.savefig(picture, dpi=100)
     plt.close(figure)
@@ -275,7 +308,8 @@ def peer_names(text: str) -> list[str]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", type=Path, help="weights (default: what text_recognition's config.pbtxt serves)")
+    parser.add_argument("--checkpoint", type=Path,
+                        help="weights (default: what text_recognition's config.pbtxt serves)")
     parser.add_argument("--sets", nargs="+", choices=GROUPS, default=list(GROUPS), help="default: all")
     parser.add_argument("--count", type=int, default=1000, help="lines per set (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
@@ -286,6 +320,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--peers", default="", type=peer_names,
                         help="comma-separated: rapidocr, easyocr (installed by make peers)")
     parser.add_argument("--examples", type=int, default=3, help="mistakes to show per set")
+    parser.add_argument("--mistakes", type=Path, metavar="DIR",
+                        help="draw each set's first --examples mistakes (the line as read, its text, the reading and "
+                             "its face) into DIR, one picture a set")
     parser.add_argument("--by-face", type=int, default=0, metavar="N",
                         help="also read N variable-width lines in each face of the --sets on its own")
     parser.add_argument("--by-kind", action="store_true",
@@ -382,12 +419,17 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     def read(images: list) -> list[Reading]:
         return read_served(args.url, images, args.model) if args.url else recognizer.read(images)
 
+    if args.mistakes:
+        args.mistakes.mkdir(parents=True, exist_ok=True)
     reading_seconds = 0.0
     for name, samples in sets.items():
         start = time.perf_counter()
         readings = read([s.image for s in samples])
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
+        if args.mistakes:
+            draw_mistakes(name, samples, [r.text for r in readings], args.examples,
+                          args.mistakes / f"{file_name(name)}.png")
         if args.by_kind:
             results["sets"][name]["by_kind"] = kind_scores(samples, [r.text for r in readings])
             _print_kinds("this project", results["sets"][name]["by_kind"])
@@ -411,9 +453,11 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     if args.speed:
         parameters = sum(p.numel() for p in model.parameters())
         speed = {f"batch_{b}": time_engine(engine, b).images_per_second for b in (1, 8)}
-        results.update(parameters=parameters, file_bytes=Path(args.checkpoint).stat().st_size, cpu_images_per_second=speed)
+        results.update(parameters=parameters, file_bytes=Path(args.checkpoint).stat().st_size,
+                       cpu_images_per_second=speed)
         print(f"{parameters:,} parameters, {results['file_bytes'] / 1e6:.1f} MB; in-process on the CPU "
-              f"({torch.get_num_threads()} threads): {speed['batch_1']:.0f} img/s at batch 1, {speed['batch_8']:.0f} at batch 8")
+              f"({torch.get_num_threads()} threads): {speed['batch_1']:.0f} img/s at batch 1, "
+              f"{speed['batch_8']:.0f} at batch 8")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
         plot_word_accuracy(results["sets"], args.json.with_suffix(".png"))

@@ -136,7 +136,8 @@ def old_style_faces(paths: Sequence[Path]) -> list[Path]:
     would have no face to draw."""
     faces = [path for path in paths if has_old_style_figures(path)]
     if not faces:
-        shaping = "" if features.check("raqm") else " (Pillow has no Raqm here: only faces drawing them by default count)"
+        shaping = ("" if features.check("raqm")
+                   else " (Pillow has no Raqm here: only faces drawing them by default count)")
         raise ValueError(f"old_style_faces (--old-style-faces) draws faces with old-style figures, and none of these "
                          f"{len(paths)} faces has them{shaping}: set it to 0 or draw from a set that has some, "
                          "such as the extended faces")
@@ -153,13 +154,15 @@ def _font(path: Path, size: int, basic_layout: bool = False) -> ImageFont.FreeTy
 class Sample:
     """A rendered line: grey levels ``[32, W]`` (uint8) and the text it shows (lower case); with ``keep_source``,
     also the line as drawn, at its own size and aspect ratio, before it was scaled and degraded. A line drawn by
-    ``TextLineSynth.sample`` also says which of ``TEXT_KINDS`` its text is and in which of ``CASES`` it was drawn."""
+    ``TextLineSynth.sample`` also says which of ``TEXT_KINDS`` its text is, in which of ``CASES`` and in which face
+    (a font file) it was drawn."""
 
     image: np.ndarray
     text: str
     source: np.ndarray | None = None
     kind: str | None = None
     case: str | None = None
+    face: Path | None = None
 
 
 class TextLineSynth:
@@ -218,7 +221,8 @@ class TextLineSynth:
         the default variety draws the same lines as before it existed."""
         return share > 0 and self.rng.random() < share
 
-    def _draw(self, shown: str) -> Image.Image:
+    def _draw(self, shown: str) -> tuple[Image.Image, Path]:
+        """``shown`` drawn, and the face it is drawn in."""
         rng = self.rng
         size = rng.randint(28, 56)
         in_old_style_face = self._chance(self.variety.old_style_faces)
@@ -234,7 +238,7 @@ class TextLineSynth:
         if self._chance(self.variety.crops):
             crop, edge = crop_effects.draw_crop(shown, font, stroke, self.random_text(), _photo(rng.choice(PHOTOS)),
                                                 rng, self.noise)
-            return self._distort(self._stretched(crop), edge)
+            return self._distort(self._stretched(crop), edge), path
         asked = figure_features(font, in_old_style_face or self._chance(self.variety.old_style_figures))
         left, top, right, bottom = font.getbbox(shown, stroke_width=stroke, features=asked)
         margin_x = [int(rng.uniform(0.0, 0.5) * size) for _ in range(2)]
@@ -246,7 +250,7 @@ class TextLineSynth:
             canvas = _thinned(canvas, ink, background)
         if self._chance(self.variety.warped_glyphs):
             canvas = self._warped(canvas, size, background)
-        return self._distort(self._stretched(canvas), background)
+        return self._distort(self._stretched(canvas), background), path
 
     def _warped(self, image: Image.Image, size: int, background: int) -> Image.Image:
         """``image`` displaced by a smooth random field: random offsets on a grid of knots half a font size apart,
@@ -302,18 +306,18 @@ class TextLineSynth:
         """``text`` as a ``[32, W]`` uint8 line: ``width`` wide if given, else its natural aspect ratio."""
         return self._render(text, width)[0]
 
-    def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image, str]:
+    def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image, str, Path]:
         shown, case = _cased(text, self.rng)
-        drawn = self._draw(shown)
-        return self._degrade(resize_line(drawn, width, max_width=self.max_width)), drawn, case
+        drawn, face = self._draw(shown)
+        return self._degrade(resize_line(drawn, width, max_width=self.max_width)), drawn, case, face
 
     def sample(self, width: int | None = None, max_chars: int | None = None) -> Sample:
         """A random line; at the tutorial's 32x100, strings of at most ``FIXED_MAX_CHARS``."""
         if max_chars is None:
             max_chars = FIXED_MAX_CHARS if width == TUTORIAL_WIDTH else MAX_CHARS
         text, kind = self.text_and_kind(max_chars)
-        line, drawn, case = self._render(text, width)
-        return Sample(line, text, np.asarray(drawn) if self.keep_source else None, kind, case)
+        line, drawn, case, face = self._render(text, width)
+        return Sample(line, text, np.asarray(drawn) if self.keep_source else None, kind, case, face)
 
 
 def _cased(text: str, rng: random.Random) -> tuple[str, str]:

@@ -6,7 +6,8 @@ import torch
 from PIL import Image
 
 from str_ocr import STRModel, save_checkpoint
-from str_ocr.evaluate import CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, kind_table, main, plot_word_accuracy, table
+from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, draw_mistakes, file_name, kind_table, main,
+                              plot_word_accuracy, table)
 from str_ocr.fonts import FONT_SETS
 from str_ocr.synth import CASES, TEXT_KINDS
 from str_ocr_triton.config import served_weights
@@ -113,6 +114,29 @@ def test_by_face_reads_every_face_of_the_set_worst_first(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"held-out: the 10 faces read worst of {len(rows)}" in out
     assert "(16 channels)" in out  # the width read from the checkpoint, none given
+
+
+def test_mistakes_are_drawn_one_picture_a_set_and_named_with_their_faces(tmp_path):
+    torch.manual_seed(0)
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "w.pth")
+    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--count", "3", "--sets", "held-out", "--examples", "2",
+                    "--mistakes", str(tmp_path / "mistakes")])
+    pictures = sorted(p.name for p in (tmp_path / "mistakes").iterdir())
+    assert pictures == sorted(f"{file_name(name)}.png" for name in results["sets"])  # untrained: every set misread
+    stems = {face.path.stem for face in FONT_SETS["held-out"]}
+    assert all(len(r["mistakes"]) == 2 and {m["face"] for m in r["mistakes"]} <= stems
+               for r in results["sets"].values())
+
+
+def test_a_mistake_picture_grows_with_the_lines_misread_and_is_not_drawn_without_one(tmp_path):
+    samples = draw_group("held-out", seed=2, count=3)["held-out: variable width, dark on light"]
+    wrong = ["?" for _ in samples]
+    draw_mistakes("held-out", samples, wrong, 1, tmp_path / "one.png")
+    draw_mistakes("held-out", samples, wrong, 3, tmp_path / "three.png")
+    draw_mistakes("held-out", samples, [s.text for s in samples], 3, tmp_path / "none.png")
+    assert Image.open(tmp_path / "three.png").height > Image.open(tmp_path / "one.png").height
+    assert not (tmp_path / "none.png").exists()
+    assert file_name("held-out: fixed 32x100, dark on light") == "held-out-fixed-32x100-dark-on-light"
 
 
 def test_a_file_that_is_no_recogniser_is_a_usage_error(tmp_path):

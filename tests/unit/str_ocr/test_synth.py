@@ -63,6 +63,15 @@ def test_lines_are_drawn_in_the_set_asked_for():
     assert all(s.image.shape[0] == INPUT_HEIGHT for s in (held_out.sample() for _ in range(20)))
 
 
+def test_each_line_names_the_face_it_is_drawn_in_as_a_line_or_as_a_crop():
+    held_out = font_files("held-out")
+    for variety in (Variety(), Variety(crops=1.0)):
+        synth = TextLineSynth(4, "held-out", variety=variety)
+        faces = [synth.sample(width).face for width in (None, TUTORIAL_WIDTH) * 15]
+        assert set(faces) <= set(held_out) and len(set(faces)) > 5
+    assert {TextLineSynth(4, held_out[:1]).sample().face for _ in range(5)} == {held_out[0]}
+
+
 @pytest.mark.parametrize("share, light_text", [(0.0, False), (1.0, True)])
 def test_polarity_is_chosen_by_the_variety(share, light_text):
     synth = TextLineSynth(2, variety=Variety(light_on_dark=share))
