@@ -104,8 +104,7 @@ def report(name: str, samples: list[Sample], readings: list[Reading], examples: 
             bucket = score([texts[i] for i in picked], [truths[i] for i in picked])
             by_length[f"{low}-{high}"] = _as_dict(bucket)
             print(f"  {low:2}-{high:<2} characters: {bucket}")
-    misread = [(s, r) for s, r in zip(samples, texts) if s.text != r]
-    shown = [{"truth": s.text, "read": r, "face": face_name(s)} for s, r in misread[:examples]]
+    shown = [{"truth": s.text, "read": r, "face": face_name(s)} for s, r in misread(samples, texts)[:examples]]
     for mistake in shown:
         print(f"  mistake: {mistake['truth']!r} read as {mistake['read']!r} ({mistake['face']})")
     return {**overall_dict, "by_length": by_length, "mistakes": shown,
@@ -190,6 +189,11 @@ def plot_word_accuracy(sets: dict[str, dict], picture: Path) -> None:
     plt.close(figure)
 
 
+def misread(samples: list[Sample], texts: list[str]) -> list[tuple[Sample, str]]:
+    """Each line of ``samples`` whose reading in ``texts`` is not its text, with that reading."""
+    return [(sample, text) for sample, text in zip(samples, texts) if sample.text != text]
+
+
 def face_name(sample: Sample) -> str | None:
     """The name of the face ``sample`` is drawn in (its font file's, without the suffix)."""
     return sample.face.stem if sample.face else None
@@ -202,21 +206,23 @@ def file_name(set_name: str) -> str:
 
 def draw_mistakes(name: str, samples: list[Sample], texts: list[str], count: int, picture: Path) -> None:
     """The first ``count`` lines of ``samples`` that ``texts`` misread, as the recogniser saw them, one under another
-    at one scale, each titled with its text, the reading and its face: what a set's mistakes look like."""
-    misread = [(s, t) for s, t in zip(samples, texts) if s.text != t][:count]
-    if not misread:
+    at one scale, each titled with its text, the reading, its case and its face: what a set's mistakes look like.
+    Without a mistake, no picture (and none left from an earlier run)."""
+    shown = misread(samples, texts)[:count]
+    if not shown:
+        picture.unlink(missing_ok=True)
         return
     plt = pyplot()
-    widest = max(s.image.shape[1] for s, _ in misread)
-    figure, rows = plt.subplots(len(misread), 1, squeeze=False, figsize=(2 + widest / 50, 0.9 * len(misread) + 0.5))
-    for axes, (sample, text) in zip(rows[:, 0], misread):
+    widest = max(sample.image.shape[1] for sample, _ in shown)
+    figure, rows = plt.subplots(len(shown), 1, squeeze=False, figsize=(2 + widest / 50, 0.9 * len(shown) + 0.5))
+    for axes, (sample, text) in zip(rows[:, 0], shown):
         axes.imshow(sample.image, cmap="gray", vmin=0, vmax=255)
         axes.set_xlim(-0.5, widest - 0.5)
         axes.set_anchor("W")
-        axes.set_title(f"{sample.text}  read as  {text or '(nothing)'}  ·  {face_name(sample) or ''}", loc="left",
-                       fontsize=9, family="monospace")
+        title = [f"{sample.text}  read as  {text or '(nothing)'}", sample.case, face_name(sample)]
+        axes.set_title("  ·  ".join(part for part in title if part), loc="left", fontsize=9, family="monospace")
         axes.axis("off")
-    figure.suptitle(f"{name}: the first {len(misread)} lines misread", x=0.01, ha="left", fontsize=10)
+    figure.suptitle(f"{name}: the first {len(shown)} lines misread", x=0.01, ha="left", fontsize=10)
     figure.tight_layout()
     figure.savefig(picture, dpi=100)
     plt.close(figure)

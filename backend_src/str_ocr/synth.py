@@ -241,6 +241,9 @@ class TextLineSynth:
             return self._distort(self._stretched(crop), edge), path
         asked = figure_features(font, in_old_style_face or self._chance(self.variety.old_style_figures))
         left, top, right, bottom = font.getbbox(shown, stroke_width=stroke, features=asked)
+        if right <= left or bottom <= top:
+            raise ValueError(f"{path.name} draws {shown!r} as nothing{' under onum' if asked else ''}: leave the face "
+                             "out of the faces lines are drawn in")
         margin_x = [int(rng.uniform(0.0, 0.5) * size) for _ in range(2)]
         margin_y = [int(rng.uniform(0.0, 0.3) * size) for _ in range(2)]
         canvas = Image.new("L", (right - left + sum(margin_x), bottom - top + sum(margin_y)), background)

@@ -136,7 +136,14 @@ def test_a_mistake_picture_grows_with_the_lines_misread_and_is_not_drawn_without
     draw_mistakes("held-out", samples, [s.text for s in samples], 3, tmp_path / "none.png")
     assert Image.open(tmp_path / "three.png").height > Image.open(tmp_path / "one.png").height
     assert not (tmp_path / "none.png").exists()
+    (tmp_path / "one.png").write_bytes(b"an earlier run's")
+    draw_mistakes("held-out", samples, [s.text for s in samples], 3, tmp_path / "one.png")
+    assert not (tmp_path / "one.png").exists()  # no picture left to be taken for this run's
+
+
+def test_a_set_name_becomes_a_file_name_of_letters_digits_and_dashes():
     assert file_name("held-out: fixed 32x100, dark on light") == "held-out-fixed-32x100-dark-on-light"
+    assert file_name("current: variable width") == "current-variable-width"
 
 
 def test_a_file_that_is_no_recogniser_is_a_usage_error(tmp_path):

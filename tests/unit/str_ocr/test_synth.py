@@ -146,7 +146,6 @@ def test_old_style_faces_are_drawn_with_their_figures_as_often_as_the_variety_sa
 
 
 def test_every_declared_face_draws_every_character_with_ink_as_a_line_asks_for_it():
-    # A character drawn as nothing teaches the recogniser to read a blank: Karmilla's onum figures were such.
     empty = []
     for path in font_files("extended") + font_files("held-out"):
         font = ImageFont.truetype(str(path), synth_module.OLD_STYLE_SIZE)
@@ -157,6 +156,14 @@ def test_every_declared_face_draws_every_character_with_ink_as_a_line_asks_for_i
                 if not (right > left and bottom > top):
                     empty.append(f"{path.name} {character!r} {asked}")
     assert not empty, empty[:10]
+
+
+def test_a_face_that_draws_a_line_as_nothing_is_named_instead_of_drawn(monkeypatch):
+    karmilla = [path for path in font_files("extended") if path.stem == "Karmilla-Regular"]
+    monkeypatch.setattr(synth_module, "_onum_figures_have_ink", lambda path: True)  # as before it was checked
+    synth = TextLineSynth(1, karmilla, variety=Variety(old_style_figures=1.0))
+    with pytest.raises(ValueError, match=r"Karmilla-Regular.ttf draws '123' as nothing under onum"):
+        synth.render("123")
 
 
 def test_old_style_faces_ask_for_a_set_that_has_some():
