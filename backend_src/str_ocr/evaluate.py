@@ -433,11 +433,11 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         readings = read([s.image for s in samples])
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
+        texts = [r.text for r in readings]
         if args.mistakes:
-            draw_mistakes(name, samples, [r.text for r in readings], args.examples,
-                          args.mistakes / f"{file_name(name)}.png")
+            draw_mistakes(name, samples, texts, args.examples, args.mistakes / f"{file_name(name)}.png")
         if args.by_kind:
-            results["sets"][name]["by_kind"] = kind_scores(samples, [r.text for r in readings])
+            results["sets"][name]["by_kind"] = kind_scores(samples, texts)
             _print_kinds("this project", results["sets"][name]["by_kind"])
         if other:
             results["sets"][name]["against"] = compared(samples, readings, other.read([s.image for s in samples]))

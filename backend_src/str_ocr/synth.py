@@ -114,8 +114,13 @@ def _onum_figures_have_ink(path: str) -> bool:
     """Whether every figure the face draws under ``onum`` has an outline. Karmilla's have none: asked for them, it
     would draw a line's digits as nothing, under a text that still holds them."""
     font = ImageFont.truetype(path, OLD_STYLE_SIZE)
-    boxes = [font.getbbox(figure, features=["onum"]) for figure in "0123456789"]
-    return all(right > left and bottom > top for left, top, right, bottom in boxes)
+    return all(_has_ink(font.getbbox(figure, features=["onum"])) for figure in "0123456789")
+
+
+def _has_ink(box: tuple[int, int, int, int]) -> bool:
+    """Whether a bounding box (left, top, right, bottom) holds at least a pixel."""
+    left, top, right, bottom = box
+    return right > left and bottom > top
 
 
 @lru_cache(maxsize=None)
@@ -240,8 +245,8 @@ class TextLineSynth:
                                                 rng, self.noise)
             return self._distort(self._stretched(crop), edge), path
         asked = figure_features(font, in_old_style_face or self._chance(self.variety.old_style_figures))
-        left, top, right, bottom = font.getbbox(shown, stroke_width=stroke, features=asked)
-        if right <= left or bottom <= top:
+        left, top, right, bottom = box = font.getbbox(shown, stroke_width=stroke, features=asked)
+        if not _has_ink(box):
             raise ValueError(f"{path.name} draws {shown!r} as nothing{' under onum' if asked else ''}: leave the face "
                              "out of the faces lines are drawn in")
         margin_x = [int(rng.uniform(0.0, 0.5) * size) for _ in range(2)]
