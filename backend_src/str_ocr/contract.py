@@ -59,6 +59,9 @@ MAX_WIDTH = 2048
 """The widest line a served recogniser accepts unless its config says otherwise."""
 TUTORIAL_WIDTH = 100
 """The tutorial's fixed input width: 32x100 lines, 26 CTC time steps."""
+LINE_STRETCH = 1.0
+"""How much wider than its aspect ratio a line is scaled when no width is given: more columns a character, for faces
+narrower than those the weights were trained on."""
 
 
 def output_length(width: int) -> int:

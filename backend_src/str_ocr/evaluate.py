@@ -39,7 +39,7 @@ from .fonts import FONT_SETS, font_files
 from .metrics import Scores, confusions, look_alike_accuracy, paired_difference, score
 from .model import STRModel
 from .plotting import pyplot
-from .preprocess import TUTORIAL_WIDTH
+from .preprocess import LINE_STRETCH, TUTORIAL_WIDTH
 from .recognizer import Recognizer
 from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
 from .text import Reading
@@ -61,11 +61,12 @@ PeerReader = Callable[[str, list], tuple[list[str], float]]
 """``read(peer, images)``: ``peer``'s readings of ``images`` (lower case, 0-9a-z) and the seconds they took."""
 
 
-def draw_group(group: str, seed: int, count: int, keep_source: bool = False) -> dict[str, list[Sample]]:
+def draw_group(group: str, seed: int, count: int, keep_source: bool = False,
+               line_stretch: float = LINE_STRETCH) -> dict[str, list[Sample]]:
     """The named sets of ``group`` (one of ``GROUPS``), ``count`` lines each; ``keep_source``: with each line
-    as drawn (``Sample.source``), for the peers."""
+    as drawn (``Sample.source``), for the peers; ``line_stretch``: ``TextLineSynth``'s."""
     if group == "current":  # drawn exactly as the first weights were measured: one generator, fixed lines first
-        synth = TextLineSynth(seed, "core", keep_source=keep_source)
+        synth = TextLineSynth(seed, "core", keep_source=keep_source, line_stretch=line_stretch)
         return {
             "current: fixed 32x100": [synth.sample(TUTORIAL_WIDTH) for _ in range(count)],
             "current: variable width": [synth.sample() for _ in range(count)],
@@ -74,7 +75,7 @@ def draw_group(group: str, seed: int, count: int, keep_source: bool = False) -> 
     for i, (width_name, (width, max_chars)) in enumerate(WIDTHS.items()):
         for j, (polarity, share) in enumerate(POLARITIES.items()):
             synth = TextLineSynth(seed + 2 * i + j + 1, group, variety=Variety(light_on_dark=share),
-                                  keep_source=keep_source)
+                                  keep_source=keep_source, line_stretch=line_stretch)
             sets[f"{group}: {width_name}, {polarity}"] = [synth.sample(width, max_chars) for _ in range(count)]
     return sets
 
@@ -256,13 +257,15 @@ FACE_SEED_OFFSET = 100
 FACES_SHOWN = 10
 
 
-def face_scores(group: str, seed: int, count: int, read: Callable[[list], list[Reading]]) -> list[dict]:
+def face_scores(group: str, seed: int, count: int, read: Callable[[list], list[Reading]],
+                line_stretch: float = LINE_STRETCH) -> list[dict]:
     """Each face of ``group``'s font set read on its own: ``count`` variable-width lines, dark on light, worst
     first. Which faces a set's mistakes come from, and whether only look-alikes explain them."""
     font_set = "core" if group == "current" else group
     rows = []
     for i, (face, path) in enumerate(zip(FONT_SETS[font_set], font_files(font_set))):
-        synth = TextLineSynth(seed + FACE_SEED_OFFSET + i, [path], variety=Variety(light_on_dark=0.0))
+        synth = TextLineSynth(seed + FACE_SEED_OFFSET + i, [path], variety=Variety(light_on_dark=0.0),
+                              line_stretch=line_stretch)
         samples = [synth.sample() for _ in range(count)]
         texts, truths = [r.text for r in read([s.image for s in samples])], [s.text for s in samples]
         _, scores = _scored(texts, truths)
@@ -337,11 +340,28 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
     parser.add_argument("--against", type=Path, metavar="CHECKPOINT",
                         help="other weights that read the same lines in-process: each set's difference, line by line")
+    parser.add_argument("--line-stretch", type=float, default=LINE_STRETCH, metavar="S",
+                        help="draw variable-width lines S times as wide as their aspect ratio (default: %(default)s, "
+                             "as served)")
+    parser.add_argument("--against-line-stretch", type=float, metavar="S",
+                        help="the --against weights read the same lines drawn at this stretch "
+                             "(default: --line-stretch)")
     parser.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
     args = parser.parse_args(argv)
+    if args.against_line_stretch is None:
+        args.against_line_stretch = args.line_stretch
+    for stretch in (args.line_stretch, args.against_line_stretch):
+        if not 0.25 <= stretch <= 4:
+            parser.error(f"a line stretch is a width factor in [0.25, 4], got {stretch:g}")
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
     return args
+
+
+def drawn_sets(args: argparse.Namespace, line_stretch: float, keep_source: bool = False) -> dict[str, list[Sample]]:
+    """Every set of ``args.sets``, ``args.count`` lines each from ``args.seed``, drawn at ``line_stretch``."""
+    return {name: samples for group in args.sets
+            for name, samples in draw_group(group, args.seed, args.count, keep_source, line_stretch).items()}
 
 
 def compared(samples: list[Sample], evaluated: list[Reading], against: list[Reading]) -> dict:
@@ -405,10 +425,12 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     device = torch.device("cuda" if torch.cuda.is_available() and args.engine == "torch" else "cpu")
     where = (f"served by {args.url} ({args.model})" if args.url
              else f"in-process on {device.type}, {args.engine} {args.precision}")
-    print(f"evaluating {args.checkpoint} ({channels} channels) {where}, seed {args.seed}")
+    stretches = f", lines stretched {args.line_stretch:g}x" if args.line_stretch != LINE_STRETCH else ""
+    print(f"evaluating {args.checkpoint} ({channels} channels) {where}, seed {args.seed}{stretches}")
     if warning := unshaped_warning():
         print(f"evaluate: {warning}")
-    results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed, "sets": {}}
+    results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed,
+                     "line_stretch": args.line_stretch, "sets": {}}
     in_process = not args.url or args.speed
     engine = _in_process_engine(model, args, device) if in_process else None
     recognizer = Recognizer(engine, max_lines=256) if engine else None
@@ -417,8 +439,11 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         args.against, other_model = _recogniser(args.against, None)
         other = Recognizer(_in_process_engine(other_model, args, device), max_lines=256)
         results["against"] = str(args.against)
-    sets = {name: samples for group in args.sets
-            for name, samples in draw_group(group, args.seed, args.count, keep_source=bool(peers)).items()}
+        results["against_line_stretch"] = args.against_line_stretch
+    sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers))
+    against_sets = sets
+    if args.against_line_stretch != args.line_stretch:
+        against_sets = drawn_sets(args, args.against_line_stretch)
     if peers:  # the first reads pay for allocations, in the project's process as in the peers'
         recognizer.read([s.image for s in next(iter(sets.values()))[:16]])
 
@@ -440,7 +465,10 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
             results["sets"][name]["by_kind"] = kind_scores(samples, texts)
             _print_kinds("this project", results["sets"][name]["by_kind"])
         if other:
-            results["sets"][name]["against"] = compared(samples, readings, other.read([s.image for s in samples]))
+            theirs = against_sets[name]
+            if [s.text for s in theirs] != [s.text for s in samples]:
+                raise RuntimeError(f"{name}: the lines drawn at the two stretches say different texts")
+            results["sets"][name]["against"] = compared(samples, readings, other.read([s.image for s in theirs]))
     seconds_per_line = None
     if peers:
         lines = sum(len(samples) for samples in sets.values())
@@ -453,7 +481,8 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     if other:
         print_worst_difference(results["sets"], args.against)
     if args.by_face:
-        results["faces"] = {group: face_scores(group, args.seed, args.by_face, read) for group in args.sets}
+        results["faces"] = {group: face_scores(group, args.seed, args.by_face, read, args.line_stretch)
+                            for group in args.sets}
         for group, rows in results["faces"].items():
             print_faces(group, rows)
     if args.speed:

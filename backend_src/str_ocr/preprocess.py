@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from .contract import INPUT_HEIGHT, MAX_WIDTH, MIN_WIDTH, TUTORIAL_WIDTH  # noqa: F401 - TUTORIAL_WIDTH re-exported
+from .contract import (  # noqa: F401 - TUTORIAL_WIDTH re-exported
+    INPUT_HEIGHT, LINE_STRETCH, MAX_WIDTH, MIN_WIDTH, TUTORIAL_WIDTH)
 
 PIXEL_MAX = 255.0
 
@@ -41,26 +42,30 @@ def denormalize(values: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(grey), 0, PIXEL_MAX).astype(np.uint8)
 
 
-def scaled_width(width: int, height: int, min_width: int = MIN_WIDTH, max_width: int | None = None) -> int:
-    """The width of a ``width`` x ``height`` line scaled to ``INPUT_HEIGHT`` rows, aspect ratio kept."""
-    scaled = max(min_width, round(width * INPUT_HEIGHT / max(height, 1)))
+def scaled_width(width: int, height: int, min_width: int = MIN_WIDTH, max_width: int | None = None,
+                 stretch: float = LINE_STRETCH) -> int:
+    """The width of a ``width`` x ``height`` line scaled to ``INPUT_HEIGHT`` rows, ``stretch`` times as wide as its
+    aspect ratio makes it."""
+    scaled = max(min_width, round(width * stretch * INPUT_HEIGHT / max(height, 1)))
     return scaled if max_width is None else min(scaled, max_width)
 
 
 def resize_line(
-    image: Image.Image, width: int | None = None, min_width: int = MIN_WIDTH, max_width: int | None = None
+    image: Image.Image, width: int | None = None, min_width: int = MIN_WIDTH, max_width: int | None = None,
+    stretch: float = LINE_STRETCH,
 ) -> Image.Image:
-    """A grey line ``INPUT_HEIGHT`` pixels high: ``width`` wide if given, else keeping its aspect ratio."""
+    """A grey line ``INPUT_HEIGHT`` pixels high: ``width`` wide if given, else as ``scaled_width`` says."""
     if width is None:
-        width = scaled_width(image.width, image.height, min_width, max_width)
+        width = scaled_width(image.width, image.height, min_width, max_width, stretch)
     if image.size == (width, INPUT_HEIGHT):
         return image
     return image.resize((width, INPUT_HEIGHT), Image.Resampling.BILINEAR, reducing_gap=2.0)
 
 
 def line_input(
-    image: Image.Image, width: int | None = None, min_width: int = MIN_WIDTH, max_width: int | None = None
+    image: Image.Image, width: int | None = None, min_width: int = MIN_WIDTH, max_width: int | None = None,
+    stretch: float = LINE_STRETCH,
 ) -> np.ndarray:
     """The recogniser's input ``[1, 32, W]`` float32 for a grey (mode ``L``) line image."""
-    resized = resize_line(image, width, min_width, max_width)
+    resized = resize_line(image, width, min_width, max_width, stretch)
     return normalize(np.asarray(resized, dtype=np.uint8))[np.newaxis]

@@ -30,7 +30,7 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont, features
 from . import crop_effects
 from .detection import reading_order
 from .fonts import by_kind, font_files
-from .preprocess import TUTORIAL_WIDTH, resize_line
+from .preprocess import LINE_STRETCH, TUTORIAL_WIDTH, resize_line
 from .text import ALPHABET
 
 MAX_CHARS = 25
@@ -172,11 +172,14 @@ class Sample:
 
 class TextLineSynth:
     """A seeded, endless source of text-line images; the same seed, fonts and variety give the same lines.
-    ``fonts`` is a declared set's name (``str_ocr.fonts.FONT_SETS``) or a list of font files."""
+    ``fonts`` is a declared set's name (``str_ocr.fonts.FONT_SETS``) or a list of font files. ``line_stretch`` is
+    ``preprocess.scaled_width``'s ``stretch`` for lines drawn without a width: one seed at two stretches draws the
+    same texts in the same faces, sizes and effects (only the noise differs)."""
 
     def __init__(self, seed: int, fonts: str | Sequence[Path] = "training", max_width: int = 2048,
-                 variety: Variety = Variety(), keep_source: bool = False) -> None:
+                 variety: Variety = Variety(), keep_source: bool = False, line_stretch: float = LINE_STRETCH) -> None:
         self.keep_source = keep_source
+        self.line_stretch = line_stretch
         self.rng = random.Random(seed)
         self.noise = np.random.default_rng(seed)
         self.fonts = font_files(fonts) if isinstance(fonts, str) else list(fonts)
@@ -317,7 +320,8 @@ class TextLineSynth:
     def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image, str, Path]:
         shown, case = _cased(text, self.rng)
         drawn, face = self._draw(shown)
-        return self._degrade(resize_line(drawn, width, max_width=self.max_width)), drawn, case, face
+        line = resize_line(drawn, width, max_width=self.max_width, stretch=self.line_stretch)
+        return self._degrade(line), drawn, case, face
 
     def sample(self, width: int | None = None, max_chars: int | None = None) -> Sample:
         """A random line; at the tutorial's 32x100, strings of at most ``FIXED_MAX_CHARS``."""

@@ -182,6 +182,23 @@ def test_weights_against_themselves_read_every_line_alike():
     assert any(r["confusions"] for r in results["sets"].values())
 
 
+def test_against_reads_the_same_texts_drawn_at_its_own_line_stretch():
+    shipped, _ = served_weights()
+    results = main(["--checkpoint", str(shipped), "--against", str(shipped), "--count", "12", "--sets", "current",
+                    "--examples", "0", "--line-stretch", "1.3", "--against-line-stretch", "1.0"])
+    assert (results["line_stretch"], results["against_line_stretch"]) == (1.3, 1.0)
+    fixed, variable = (results["sets"][f"current: {width}"] for width in ("fixed 32x100", "variable width"))
+    # Fixed lines are drawn 100 wide at any stretch: the same weights read them alike.
+    assert fixed["against"]["only_evaluated"] == fixed["against"]["only_against"] == 0
+    assert variable["against"]["word_accuracy"] + variable["against"]["difference"] == pytest.approx(
+        variable["word_accuracy"])
+
+
+def test_a_line_stretch_is_a_width_factor():
+    with pytest.raises(SystemExit):
+        main(["--checkpoint", "x.pth", "--line-stretch", "0"])
+
+
 def test_against_needs_two_lines_a_set():
     with pytest.raises(SystemExit):
         main(["--checkpoint", "x.pth", "--against", "y.pth", "--count", "1"])

@@ -23,3 +23,12 @@ def test_line_input_keeps_the_aspect_ratio_or_takes_a_fixed_width():
 def test_scaled_width_never_falls_below_the_minimum():
     assert scaled_width(1, 500, min_width=4) == 4
     assert scaled_width(64, 32) == 64
+
+
+def test_a_stretch_widens_a_line_within_its_limits_and_leaves_a_given_width_alone():
+    assert scaled_width(300, 64, stretch=1.2) == 180
+    assert scaled_width(300, 64, max_width=170, stretch=1.2) == 170
+    assert scaled_width(2, 64, min_width=4, stretch=1.2) == 4
+    line = Image.new("L", (300, 64), 200)
+    assert line_input(line, stretch=1.2).shape == (1, INPUT_HEIGHT, 180)
+    assert line_input(line, width=100, stretch=1.2).shape == (1, INPUT_HEIGHT, 100)

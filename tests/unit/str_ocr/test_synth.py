@@ -27,6 +27,17 @@ def test_the_same_seed_draws_the_same_lines():
         np.testing.assert_array_equal(sa.image, sb.image)
 
 
+def test_a_line_stretch_draws_the_same_lines_wider_and_leaves_fixed_widths_alone():
+    plain, stretched = TextLineSynth(5), TextLineSynth(5, line_stretch=1.3)
+    for width in (None, TUTORIAL_WIDTH, None, None):
+        a, b = plain.sample(width), stretched.sample(width)
+        assert (a.text, a.face, a.case) == (b.text, b.face, b.case)
+        if width is None:
+            assert abs(b.image.shape[1] - 1.3 * a.image.shape[1]) <= 1
+        else:
+            assert a.image.shape == b.image.shape == (INPUT_HEIGHT, TUTORIAL_WIDTH)
+
+
 def test_lines_are_grey_32_high_and_say_text_over_the_alphabet():
     synth = TextLineSynth(1)
     variable = [synth.sample() for _ in range(40)]
