@@ -442,7 +442,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         results["against_line_stretch"] = args.against_line_stretch
     sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers))
     against_sets = sets
-    if args.against_line_stretch != args.line_stretch:
+    if other and args.against_line_stretch != args.line_stretch:
         against_sets = drawn_sets(args, args.against_line_stretch)
     if peers:  # the first reads pay for allocations, in the project's process as in the peers'
         recognizer.read([s.image for s in next(iter(sets.values()))[:16]])
