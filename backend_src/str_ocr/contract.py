@@ -59,7 +59,7 @@ MAX_WIDTH = 2048
 """The widest line a served recogniser accepts unless its config says otherwise."""
 TUTORIAL_WIDTH = 100
 """The tutorial's fixed input width: 32x100 lines, 26 CTC time steps."""
-LINE_STRETCH = 1.0
+LINE_STRETCH = 1.2
 """How much wider than its aspect ratio a line is scaled when no width is given: more columns a character, for faces
 narrower than those the weights were trained on."""
 

@@ -4,13 +4,15 @@ Three groups of sets, each drawn from a seed that training never uses:
 
 - ``current``: the sets the first weights were measured on: the ``core`` faces (DejaVu, Liberation,
   FreeFont), either polarity (a quarter light on dark), the tutorial's fixed 32x100 input with 1 to 12
-  characters, and variable-width lines (height 32, aspect ratio kept) with 1 to 25;
+  characters, and variable-width lines (height 32, ``LINE_STRETCH`` times as wide as their aspect ratio) with
+  1 to 25;
 - ``training``: the training faces, and ``held-out``: faces training never sees; each at fixed 32x100
   (1 to 10 characters) and variable width (1 to 25), dark on light and light on dark separately.
 
 With ``--peers``, the recognisers users would pick instead read the same lines in the same run and are
-scored the same way (lower-cased, 0-9a-z): the variable-width lines as the project reads them, the fixed
-sets' lines as drawn, at full resolution, since squashing them to 32x100 suits only a reader built for it.
+scored the same way (lower-cased, 0-9a-z): the variable-width lines 32 pixels high at their own aspect ratio
+(the project reads them ``LINE_STRETCH`` times as wide), the fixed sets' lines as drawn, at full resolution,
+since squashing them to 32x100 suits only a reader built for it.
 Then the project also reads on one thread, as the peers do, so that the times per line compare.
 
 With ``--against``, other weights read the same lines too, and each set reports the difference in word accuracy,
@@ -139,6 +141,8 @@ def _print_kinds(name: str, rows: dict[str, dict]) -> None:
 
 
 PEER_NAMES_SHOWN = {"rapidocr": "RapidOCR (PP-OCRv4)", "easyocr": "EasyOCR (english_g2)"}
+PEER_LINE_STRETCH = 1.0
+"""The peers read variable-width lines at their own aspect ratio, as a user would send them."""
 
 
 def peers_read(sets: dict[str, dict]) -> list[str]:
@@ -281,7 +285,7 @@ def print_faces(group: str, rows: list[dict]) -> None:
 
 
 def peer_image(name: str, sample: Sample) -> np.ndarray:
-    """What a peer reads of a line: the fixed sets' lines as drawn, the others as the project reads them."""
+    """What a peer reads of a line: the fixed sets' lines as drawn, the others 32 pixels high."""
     return sample.source if "fixed" in name and sample.source is not None else sample.image
 
 
@@ -364,6 +368,20 @@ def drawn_sets(args: argparse.Namespace, line_stretch: float, keep_source: bool 
             for name, samples in draw_group(group, args.seed, args.count, keep_source, line_stretch).items()}
 
 
+def redrawn(args: argparse.Namespace, sets: dict[str, list[Sample]], line_stretch: float,
+            keep_source: bool = False) -> dict[str, list[Sample]]:
+    """``sets`` (drawn at ``args.line_stretch``) drawn again at ``line_stretch``: the same texts, faces and effects,
+    only the noise differs."""
+    if line_stretch == args.line_stretch:
+        return sets
+    again = drawn_sets(args, line_stretch, keep_source)
+    for name, samples in sets.items():
+        if [s.text for s in again[name]] != [s.text for s in samples]:
+            raise RuntimeError(f"{name}: the lines drawn at stretches {args.line_stretch:g} and {line_stretch:g} "
+                               "say different texts")
+    return again
+
+
 def compared(samples: list[Sample], evaluated: list[Reading], against: list[Reading]) -> dict:
     """The ``--against`` weights' word accuracy on ``samples`` and the characters they misread most often, and the
     evaluated weights' difference to them, line by line."""
@@ -441,9 +459,8 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         results["against"] = str(args.against)
         results["against_line_stretch"] = args.against_line_stretch
     sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers))
-    against_sets = sets
-    if other and args.against_line_stretch != args.line_stretch:
-        against_sets = drawn_sets(args, args.against_line_stretch)
+    against_sets = redrawn(args, sets, args.against_line_stretch) if other else sets
+    peer_sets = redrawn(args, sets, PEER_LINE_STRETCH, keep_source=True) if peers else sets
     if peers:  # the first reads pay for allocations, in the project's process as in the peers'
         recognizer.read([s.image for s in next(iter(sets.values()))[:16]])
 
@@ -465,15 +482,13 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
             results["sets"][name]["by_kind"] = kind_scores(samples, texts)
             _print_kinds("this project", results["sets"][name]["by_kind"])
         if other:
-            theirs = against_sets[name]
-            if [s.text for s in theirs] != [s.text for s in samples]:
-                raise RuntimeError(f"{name}: the lines drawn at the two stretches say different texts")
-            results["sets"][name]["against"] = compared(samples, readings, other.read([s.image for s in theirs]))
+            theirs = other.read([s.image for s in against_sets[name]])
+            results["sets"][name]["against"] = compared(samples, readings, theirs)
     seconds_per_line = None
     if peers:
         lines = sum(len(samples) for samples in sets.values())
         seconds_per_line = {"project": reading_seconds / lines,
-                            **score_peers(sets, peers, read_peer, results, by_kind=args.by_kind)}
+                            **score_peers(peer_sets, peers, read_peer, results, by_kind=args.by_kind)}
         results["seconds_per_line"] = seconds_per_line
     print(table(results["sets"], seconds_per_line))
     if args.by_kind:

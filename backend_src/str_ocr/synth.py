@@ -9,7 +9,7 @@ heavier or thinner, laid out without shaping, with their glyphs bent, or drawn a
 (``crop_effects``).
 
     synth = TextLineSynth(seed=1)
-    sample = synth.sample()                      # variable width: height 32, aspect ratio kept
+    sample = synth.sample()                      # variable width: height 32, LINE_STRETCH x aspect ratio
     sample = synth.sample(width=TUTORIAL_WIDTH)  # the tutorial's fixed 32x100
     unseen = TextLineSynth(seed=1, fonts="held-out", variety=Variety(light_on_dark=1.0))
 """
@@ -314,7 +314,8 @@ class TextLineSynth:
         return pixels
 
     def render(self, text: str, width: int | None = None) -> np.ndarray:
-        """``text`` as a ``[32, W]`` uint8 line: ``width`` wide if given, else its natural aspect ratio."""
+        """``text`` as a ``[32, W]`` uint8 line: ``width`` wide if given, else ``line_stretch`` times as wide as its
+        aspect ratio."""
         return self._render(text, width)[0]
 
     def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image, str, Path]:

@@ -6,8 +6,8 @@ import torch
 from PIL import Image
 
 from str_ocr import STRModel, save_checkpoint
-from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, draw_group, draw_mistakes, file_name, kind_table, main,
-                              plot_word_accuracy, table)
+from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, PEER_LINE_STRETCH, draw_group, draw_mistakes, file_name,
+                              kind_table, main, plot_word_accuracy, table)
 from str_ocr.fonts import FONT_SETS
 from str_ocr.synth import CASES, TEXT_KINDS
 from str_ocr_triton.config import served_weights
@@ -61,24 +61,48 @@ def threads():
     torch.set_num_threads(before)
 
 
-def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(tmp_path, threads):
+@pytest.fixture
+def untrained(tmp_path) -> str:
+    """A small recogniser's checkpoint, for tests of what the peers are given."""
     torch.manual_seed(0)
     save_checkpoint(STRModel(output_channels=16), tmp_path / "w.pth")
-    seen = []
+    return str(tmp_path / "w.pth")
 
-    def reads_nothing(peer, images):
-        seen.append(images)
-        return [""] * len(images), 0.5
 
-    results = main(["--checkpoint", str(tmp_path / "w.pth"), "--count", "4",
-                    "--sets", "current", "--peers", "rapidocr"], read_peer=reads_nothing)
-    (images,) = seen
+class PeerReadingNothing:
+    """A peer that reads every line as nothing in ``seconds``, and keeps what it was given."""
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        self.seconds, self.seen = seconds, []
+
+    def __call__(self, peer: str, images: list) -> tuple[list[str], float]:
+        self.seen.append(images)
+        return [""] * len(images), self.seconds
+
+
+def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(untrained, threads):
+    peer_reader = PeerReadingNothing(seconds=0.5)
+    results = main(["--checkpoint", untrained, "--count", "4", "--sets", "current", "--peers", "rapidocr"],
+                   read_peer=peer_reader)
+    (images,) = peer_reader.seen
     assert len(images) == 8 and not any(image.shape == (32, 100) for image in images[:4])
     assert results["seconds_per_line"]["rapidocr"] == pytest.approx(0.5 / 8)
     peer = {name: r["peers"]["rapidocr"] for name, r in results["sets"].items()}
     assert peer["current: fixed 32x100"]["lines"] == 4 and peer["current: fixed 32x100"]["cer"] == 1.0
     assert peer["current: fixed 32x100"]["look_alike_word_accuracy"] == 0
     assert "RapidOCR" in table(results["sets"], results["seconds_per_line"]).splitlines()[0]
+
+
+def test_peers_read_variable_width_lines_at_their_own_aspect_ratio(untrained, threads):
+    peer_reader = PeerReadingNothing()
+    main(["--checkpoint", untrained, "--count", "4", "--seed", "5", "--sets", "current", "--line-stretch", "1.5",
+          "--peers", "rapidocr"], read_peer=peer_reader)
+    (images,) = peer_reader.seen
+    variable = "current: variable width"
+    natural = draw_group("current", 5, 4, line_stretch=PEER_LINE_STRETCH)[variable]
+    stretched = draw_group("current", 5, 4, line_stretch=1.5)[variable]
+    assert [image.shape for image in images[4:]] == [s.image.shape for s in natural]
+    assert all(s.image.shape[-1] > n.image.shape[-1] for s, n in zip(stretched, natural))
 
 
 def test_by_kind_scores_each_kind_and_case_apart_for_the_project_and_the_peers(tmp_path, threads, capsys):

@@ -8,6 +8,7 @@ from PIL import Image
 
 from str_ocr import INPUT_HEIGHT, InputError, LineLimits, normalize
 from str_ocr.images import ImageLimits, image_to_line, images_to_lines, open_image, to_grey
+from str_ocr.preprocess import scaled_width
 
 
 def encode(image: Image.Image, fmt: str = "PNG") -> bytes:
@@ -21,6 +22,7 @@ def as_row(data: bytes) -> np.ndarray:
 
 
 GREY = np.tile(np.linspace(0, 255, 120).astype(np.uint8), (40, 1))  # a 120x40 horizontal ramp
+GREY_WIDTH = scaled_width(120, 40)  # 96 columns at the aspect ratio, times LINE_STRETCH
 
 
 @pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P", "I;16", "LA", "1"])
@@ -33,7 +35,7 @@ def test_every_mode_becomes_the_same_grey_line(mode):
     else:
         image = base.convert(mode)
     line = image_to_line(encode(image))
-    assert line.shape == (1, INPUT_HEIGHT, 96) and line.dtype == np.float32
+    assert line.shape == (1, INPUT_HEIGHT, GREY_WIDTH) and line.dtype == np.float32
     expected = image_to_line(encode(base)) if mode != "1" else None
     if expected is not None:
         np.testing.assert_allclose(line, expected, atol=2 / 127.5)
@@ -89,7 +91,7 @@ def test_too_many_pixels_is_refused_from_the_header_before_decoding():
 
 def test_a_request_of_several_images():
     two = np.stack([as_row(encode(Image.fromarray(GREY)))[0]] * 2)
-    assert images_to_lines(two).shape == (2, 1, 32, 96)
+    assert images_to_lines(two).shape == (2, 1, 32, GREY_WIDTH)
     other = encode(Image.fromarray(GREY[:, :60]))
     first = encode(Image.fromarray(GREY))
     length = max(len(first), len(other))
