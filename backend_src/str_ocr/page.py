@@ -26,7 +26,7 @@ from PIL import Image
 from .contract import CROP_BATCHINGS, PAGE_PARAMETERS, output_length
 from .detection import Boxes, DetectorSettings, detector_input, find_boxes, reading_order
 from .images import ImageLimits, open_image, to_rgb
-from .preprocess import LINE_STRETCH, LineLimits, normalize, resize_line
+from .preprocess import LineLimits, normalize, resize_line
 from .text import Reading, greedy_decode
 
 LETTER_GAP_RATIO = 2.0
@@ -123,12 +123,15 @@ def cut_words(grey: np.ndarray, boxes: Boxes, word_gap: float, limits: LineLimit
     corners of its ink (the detector's boxes are grown well past it)."""
     words = []
     for corners in boxes.corners[reading_order(boxes.corners)]:
-        line = np.asarray(resize_line(Image.fromarray(upright(grey, corners)), max_width=limits.max_width))
+        drawn = upright(grey, corners)
+        line = np.asarray(resize_line(Image.fromarray(drawn), max_width=limits.max_width))
         ink = ink_of(line)
         height, width = line.shape
         margin = int(round(WORD_MARGIN * height))
-        # The line is LINE_STRETCH times as wide as its aspect ratio: the gap, a share of its height, widens alike.
-        for start, stop in word_spans(ink, word_gap * LINE_STRETCH):
+        # Lines are scaled wider than their aspect ratio (LINE_STRETCH, less where max_width caps them): a gap, a
+        # share of the height, widens alike.
+        stretch = (width / height) / (drawn.shape[1] / max(drawn.shape[0], 1))
+        for start, stop in word_spans(ink, word_gap * stretch):
             rows = np.flatnonzero(ink[:, start:stop].any(axis=1))
             top, bottom = (rows[0], rows[-1] + 1) if len(rows) else (0, height)
             piece = line[:, max(0, start - margin):min(width, stop + margin)]

@@ -90,7 +90,8 @@ def measure_variant(repository: Path, variant: str, levels: list[int], out: Path
 
 
 def width_mix_data(path: Path, count: int = 120, seed: int = 3) -> Path:
-    """perf_analyzer ``--input-data``: generated text lines of their natural widths, one per request."""
+    """perf_analyzer ``--input-data``: generated text lines as the served preprocessing scales them, one per
+    request."""
     from str_ocr.preprocess import normalize  # noqa: PLC0415
     from str_ocr.synth import TextLineSynth  # noqa: PLC0415
 
@@ -104,7 +105,7 @@ def width_mix_data(path: Path, count: int = 120, seed: int = 3) -> Path:
 
 
 def width_mix(repository: Path, logs: Path, window: perf_analyzer.Window) -> list[dict]:
-    """Lines of about 25 to 550 pixels, one per request, concurrency 16, with and without ragged batching."""
+    """Lines of about 30 to 660 pixels, one per request, concurrency 16, with and without ragged batching."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         data = width_mix_data(Path(tmp, "lines.json"))

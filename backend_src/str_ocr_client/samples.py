@@ -38,7 +38,7 @@ def generated_images(count: int, seed: int, image_format: str = "png") -> list[I
 
     from str_ocr.synth import TextLineSynth  # noqa: PLC0415
 
-    synth = TextLineSynth(seed)
+    synth = TextLineSynth(seed, line_stretch=1.0)  # files as users send them: ocr_preprocess stretches them
     items = []
     for i in range(count):
         sample = synth.sample()

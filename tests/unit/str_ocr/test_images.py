@@ -7,8 +7,8 @@ import pytest
 from PIL import Image
 
 from str_ocr import INPUT_HEIGHT, InputError, LineLimits, normalize
+from str_ocr.contract import LINE_STRETCH
 from str_ocr.images import ImageLimits, image_to_line, images_to_lines, open_image, to_grey
-from str_ocr.preprocess import scaled_width
 
 
 def encode(image: Image.Image, fmt: str = "PNG") -> bytes:
@@ -22,7 +22,7 @@ def as_row(data: bytes) -> np.ndarray:
 
 
 GREY = np.tile(np.linspace(0, 255, 120).astype(np.uint8), (40, 1))  # a 120x40 horizontal ramp
-GREY_WIDTH = scaled_width(120, 40)  # 96 columns at the aspect ratio, times LINE_STRETCH
+GREY_WIDTH = round(96 * LINE_STRETCH)  # 120x40 scaled to 32 high is 96 wide at its aspect ratio
 
 
 @pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P", "I;16", "LA", "1"])

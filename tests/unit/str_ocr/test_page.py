@@ -1,4 +1,5 @@
 import asyncio
+import functools
 import io
 
 import numpy as np
@@ -9,6 +10,7 @@ from str_ocr.contract import output_length
 from str_ocr.detection import Boxes
 from str_ocr.errors import InputError
 from str_ocr.images import ImageLimits
+from str_ocr.preprocess import resize_line
 from str_ocr.page import (Cancelled, PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise,
                           strongest, upright, word_spans)
 from str_ocr.settings import page_settings
@@ -61,6 +63,22 @@ def test_cut_words_gives_each_word_its_box_along_the_line():
     assert all(word.line.shape[:2] == (1, 32) and word.line.dtype == np.float32 for word in words)
     lefts = [word.corners[0, 0] for word in words]
     assert lefts == sorted(lefts) and lefts[0] >= 20 and words[-1].corners[1, 0] <= 20 + line.shape[1]
+
+
+@pytest.mark.parametrize("stretch", [1.0, 1.2, 1.5])
+def test_a_line_is_cut_at_the_same_gaps_however_wide_it_is_scaled(monkeypatch, stretch):
+    # In a box 80 high: letters 12 wide, 2 apart; words 11 apart (0.14 of the height) and 24 apart (0.3). A word gap
+    # of 0.15 of the height cuts at the second only, whatever the stretch the line is read at.
+    grey = np.full((100, 200), 235, np.uint8)
+    left = 10
+    for gap_after in [2, 2, 11, 2, 2, 24, 2, 2, 0]:
+        grey[18:82, left:left + 12] = 20
+        left += 12 + gap_after
+    corners = np.array([[[5, 10], [left + 5, 10], [left + 5, 90], [5, 90]]], np.float32)
+    monkeypatch.setattr("str_ocr.page.resize_line", functools.partial(resize_line, stretch=stretch))
+    words = cut_words(grey, Boxes(corners, np.ones(1, np.float32)), word_gap=0.15)
+    assert len(words) == 2
+    assert words[1].corners[0, 0] == pytest.approx(10 + 40 + 11 + 40 + 24, abs=2)  # where the third word starts
 
 
 def test_strongest_drops_the_least_certain_boxes_and_keeps_the_order():
