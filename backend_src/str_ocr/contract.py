@@ -61,7 +61,10 @@ TUTORIAL_WIDTH = 100
 """The tutorial's fixed input width: 32x100 lines, 26 CTC time steps."""
 LINE_STRETCH = 1.2
 """How much wider than its aspect ratio a line is scaled when no width is given: more columns a character, for faces
-narrower than those the weights were trained on."""
+narrower than those the weights were trained on. ``ocr_preprocess`` and ``ocr_page`` take another as their
+``line_stretch`` parameter."""
+STRETCH_RANGE = (0.25, 4.0)
+"""The line stretches allowed: a stretch is a width factor."""
 
 
 def output_length(width: int) -> int:
@@ -96,6 +99,7 @@ PREPROCESS_PARAMETERS = {
     "max_pixels": 4_000_000,
     "min_width": MIN_WIDTH,
     "max_width": MAX_WIDTH,
+    "line_stretch": LINE_STRETCH,
 }
 """ocr_preprocess's ``parameters`` and their defaults."""
 POSTPROCESS_PARAMETERS = {
@@ -116,6 +120,7 @@ PAGE_PARAMETERS = {
     "max_pixels": 16_000_000,
     "min_width": MIN_WIDTH,
     "max_width": MAX_WIDTH,
+    "line_stretch": LINE_STRETCH,
     "max_boxes": 500,
     "max_words": 1000,
     "word_gap": 0.15,

@@ -79,10 +79,10 @@ def to_rgb(image: Image.Image) -> Image.Image:
 
 
 def image_to_line(data: bytes, limits: ImageLimits = ImageLimits(), lines: LineLimits = LineLimits()) -> np.ndarray:
-    """The recogniser's input ``[1, 32, W]`` for an encoded image of a text line (height 32, ``LINE_STRETCH``
+    """The recogniser's input ``[1, 32, W]`` for an encoded image of a text line (height 32, ``lines.stretch``
     times as wide as its aspect ratio)."""
     grey = to_grey(open_image(data, limits))
-    return line_input(grey, min_width=lines.min_width, max_width=lines.max_width)
+    return line_input(grey, min_width=lines.min_width, max_width=lines.max_width, stretch=lines.stretch)
 
 
 def images_to_lines(images: np.ndarray, limits: ImageLimits = ImageLimits(), lines: LineLimits = LineLimits()) -> np.ndarray:

@@ -124,11 +124,11 @@ def cut_words(grey: np.ndarray, boxes: Boxes, word_gap: float, limits: LineLimit
     words = []
     for corners in boxes.corners[reading_order(boxes.corners)]:
         drawn = upright(grey, corners)
-        line = np.asarray(resize_line(Image.fromarray(drawn), max_width=limits.max_width))
+        line = np.asarray(resize_line(Image.fromarray(drawn), max_width=limits.max_width, stretch=limits.stretch))
         ink = ink_of(line)
         height, width = line.shape
         margin = int(round(WORD_MARGIN * height))
-        # Lines are scaled wider than their aspect ratio (LINE_STRETCH, less where max_width caps them): a gap, a
+        # Lines are scaled wider than their aspect ratio (limits.stretch, less where max_width caps them): a gap, a
         # share of the height, widens alike.
         stretch = (width / height) / (drawn.shape[1] / max(drawn.shape[0], 1))
         for start, stop in word_spans(ink, word_gap * stretch):

@@ -12,23 +12,28 @@ import numpy as np
 from PIL import Image
 
 from .contract import (  # noqa: F401 - TUTORIAL_WIDTH re-exported
-    INPUT_HEIGHT, LINE_STRETCH, MAX_WIDTH, MIN_WIDTH, TUTORIAL_WIDTH)
+    INPUT_HEIGHT, LINE_STRETCH, MAX_WIDTH, MIN_WIDTH, STRETCH_RANGE, TUTORIAL_WIDTH)
 
 PIXEL_MAX = 255.0
 
 
 @dataclass(frozen=True)
 class LineLimits:
-    """The widths a served recogniser accepts (the height is always ``INPUT_HEIGHT``)."""
+    """The widths a served recogniser accepts (the height is always ``INPUT_HEIGHT``), and how much wider than its
+    aspect ratio a line is scaled into them."""
 
     min_width: int = MIN_WIDTH
     max_width: int = MAX_WIDTH
+    stretch: float = LINE_STRETCH
 
     def __post_init__(self) -> None:
         if self.min_width < MIN_WIDTH:
             raise ValueError(f"min_width must be at least {MIN_WIDTH}, the narrowest line the network takes")
         if self.max_width < self.min_width:
             raise ValueError(f"max_width ({self.max_width}) is below min_width ({self.min_width})")
+        if not STRETCH_RANGE[0] <= self.stretch <= STRETCH_RANGE[1]:
+            raise ValueError(f"line_stretch must be a width factor from {STRETCH_RANGE[0]:g} to {STRETCH_RANGE[1]:g}, "
+                             f"got {self.stretch:g}")
 
 
 def normalize(pixels: np.ndarray) -> np.ndarray:

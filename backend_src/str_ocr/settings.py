@@ -73,10 +73,12 @@ def threads_or_auto(raw: str) -> int | None:
 
 
 def line_limits(parameters: Mapping[str, str]) -> LineLimits:
-    """The line widths a model accepts (the recogniser) or resizes into (``ocr_preprocess``)."""
+    """The line widths a model accepts (the recogniser) or resizes into (``ocr_preprocess``, ``ocr_page``, which
+    also stretch lines by ``line_stretch``)."""
     return LineLimits(
         min_width=setting(parameters, "min_width", int, LineLimits.min_width, "a width in pixels"),
         max_width=setting(parameters, "max_width", int, LineLimits.max_width, "a width in pixels"),
+        stretch=setting(parameters, "line_stretch", float, LineLimits.stretch, "a width factor"),
     )
 
 

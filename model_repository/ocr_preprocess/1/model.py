@@ -1,7 +1,7 @@
 """Triton Python-backend adapter: encoded image bytes -> the recogniser's normalised line ``[1, 32, W]``.
 
 Settings (``parameters``): ``max_bytes``, ``max_pixels`` (checked from the file's header, before
-decoding), ``min_width``, ``max_width`` (see ``str_ocr.settings``).
+decoding), ``min_width``, ``max_width``, ``line_stretch`` (see ``str_ocr.settings``).
 """
 
 import json

@@ -36,6 +36,7 @@ def test_every_mode_becomes_the_same_grey_line(mode):
         image = base.convert(mode)
     line = image_to_line(encode(image))
     assert line.shape == (1, INPUT_HEIGHT, GREY_WIDTH) and line.dtype == np.float32
+    assert image_to_line(encode(image), lines=LineLimits(stretch=1.0)).shape == (1, INPUT_HEIGHT, 96)
     expected = image_to_line(encode(base)) if mode != "1" else None
     if expected is not None:
         np.testing.assert_allclose(line, expected, atol=2 / 127.5)

@@ -1,18 +1,17 @@
 import asyncio
-import functools
 import io
 
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from str_ocr.contract import output_length
+from str_ocr.contract import LINE_STRETCH, output_length
 from str_ocr.detection import Boxes
 from str_ocr.errors import InputError
 from str_ocr.images import ImageLimits
-from str_ocr.preprocess import resize_line
 from str_ocr.page import (Cancelled, PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise,
                           strongest, upright, word_spans)
+from str_ocr.preprocess import LineLimits
 from str_ocr.settings import page_settings
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -66,7 +65,7 @@ def test_cut_words_gives_each_word_its_box_along_the_line():
 
 
 @pytest.mark.parametrize("stretch", [1.0, 1.2, 1.5])
-def test_a_line_is_cut_at_the_same_gaps_however_wide_it_is_scaled(monkeypatch, stretch):
+def test_a_line_is_cut_at_the_same_gaps_however_wide_it_is_scaled(stretch):
     # In a box 80 high: letters 12 wide, 2 apart; words 11 apart (0.14 of the height) and 24 apart (0.3). A word gap
     # of 0.15 of the height cuts at the second only, whatever the stretch the line is read at.
     grey = np.full((100, 200), 235, np.uint8)
@@ -75,8 +74,7 @@ def test_a_line_is_cut_at_the_same_gaps_however_wide_it_is_scaled(monkeypatch, s
         grey[18:82, left:left + 12] = 20
         left += 12 + gap_after
     corners = np.array([[[5, 10], [left + 5, 10], [left + 5, 90], [5, 90]]], np.float32)
-    monkeypatch.setattr("str_ocr.page.resize_line", functools.partial(resize_line, stretch=stretch))
-    words = cut_words(grey, Boxes(corners, np.ones(1, np.float32)), word_gap=0.15)
+    words = cut_words(grey, Boxes(corners, np.ones(1, np.float32)), word_gap=0.15, limits=LineLimits(stretch=stretch))
     assert len(words) == 2
     assert words[1].corners[0, 0] == pytest.approx(10 + 40 + 11 + 40 + 24, abs=2)  # where the third word starts
 
@@ -175,6 +173,11 @@ def test_page_settings_come_from_the_config_and_bad_ones_say_what_to_change():
     assert (settings.max_boxes, settings.detector.threshold, settings.crop_batching) == (7, 0.2, "padded")
     with pytest.raises(ValueError, match="crop_batching.*ragged"):
         page_settings({"crop_batching": "sideways"})
+    assert page_settings({"line_stretch": "1.0"}).lines.stretch == 1.0
+    assert page_settings({}).lines.stretch == LINE_STRETCH
+    for bad, says in [("wide", "line_stretch.*width factor"), ("0", "line_stretch.*from 0.25 to 4")]:
+        with pytest.raises(ValueError, match=says):
+            page_settings({"line_stretch": bad})
 
 
 def test_the_page_models_code_loads_no_torch():
