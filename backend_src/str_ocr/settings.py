@@ -72,13 +72,14 @@ def threads_or_auto(raw: str) -> int | None:
     return int(raw)
 
 
-def line_limits(parameters: Mapping[str, str]) -> LineLimits:
-    """The line widths a model accepts (the recogniser) or resizes into (``ocr_preprocess``, ``ocr_page``, which
-    also stretch lines by ``line_stretch``)."""
+def line_limits(parameters: Mapping[str, str], stretched: bool = False) -> LineLimits:
+    """The line widths a model accepts (the recogniser) or resizes lines into (``stretched``: ``ocr_preprocess`` and
+    ``ocr_page``, which also read ``line_stretch``, how much wider than its aspect ratio a line is scaled)."""
     return LineLimits(
         min_width=setting(parameters, "min_width", int, LineLimits.min_width, "a width in pixels"),
         max_width=setting(parameters, "max_width", int, LineLimits.max_width, "a width in pixels"),
-        stretch=setting(parameters, "line_stretch", float, LineLimits.stretch, "a width factor"),
+        stretch=setting(parameters, "line_stretch", float, LineLimits.stretch, "a width factor") if stretched
+        else LineLimits.stretch,
     )
 
 
@@ -101,7 +102,7 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
             max_bytes=setting(parameters, "max_bytes", int, defaults.images.max_bytes, "a number of bytes"),
             max_pixels=setting(parameters, "max_pixels", int, defaults.images.max_pixels, "a number of pixels")),
         detector=detector,
-        lines=line_limits(parameters),
+        lines=line_limits(parameters, stretched=True),
         max_boxes=setting(parameters, "max_boxes", int, defaults.max_boxes, "a number of boxes"),
         max_words=setting(parameters, "max_words", int, defaults.max_words, "a number of words"),
         word_gap=setting(parameters, "word_gap", float, defaults.word_gap, "a fraction of the line's height"),

@@ -17,7 +17,7 @@ from str_ocr_triton.adapter import answer_each, input_array
 class TritonPythonModel:
     def initialize(self, args):
         parameters = model_parameters(json.loads(args["model_config"]))
-        self.images, self.lines = image_limits(parameters), line_limits(parameters)
+        self.images, self.lines = image_limits(parameters), line_limits(parameters, stretched=True)
 
     def execute(self, requests):
         return answer_each(requests, self.line_of)

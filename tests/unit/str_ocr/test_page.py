@@ -12,7 +12,7 @@ from str_ocr.images import ImageLimits
 from str_ocr.page import (Cancelled, PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise,
                           strongest, upright, word_spans)
 from str_ocr.preprocess import LineLimits
-from str_ocr.settings import page_settings
+from str_ocr.settings import line_limits, page_settings
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
@@ -77,6 +77,8 @@ def test_a_line_is_cut_at_the_same_gaps_however_wide_it_is_scaled(stretch):
     words = cut_words(grey, Boxes(corners, np.ones(1, np.float32)), word_gap=0.15, limits=LineLimits(stretch=stretch))
     assert len(words) == 2
     assert words[1].corners[0, 0] == pytest.approx(10 + 40 + 11 + 40 + 24, abs=2)  # where the third word starts
+    inked_columns = (words[1].line[0] < 0.5).any(axis=0).sum()  # its 40 columns, scaled to 32 rows of 80, stretched
+    assert inked_columns == pytest.approx(40 * 0.4 * stretch, abs=1.5)
 
 
 def test_strongest_drops_the_least_certain_boxes_and_keeps_the_order():
@@ -178,6 +180,7 @@ def test_page_settings_come_from_the_config_and_bad_ones_say_what_to_change():
     for bad, says in [("wide", "line_stretch.*width factor"), ("0", "line_stretch.*from 0.25 to 4")]:
         with pytest.raises(ValueError, match=says):
             page_settings({"line_stretch": bad})
+    assert line_limits({"line_stretch": "wide"}).stretch == LINE_STRETCH  # the recogniser stretches nothing
 
 
 def test_the_page_models_code_loads_no_torch():
