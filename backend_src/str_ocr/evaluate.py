@@ -36,12 +36,13 @@ import torch
 
 from .benchmark import time_engine
 from .checkpoint import CheckpointMismatchError, checkpoint_width, load_model
-from .contract import LINE_STRETCH, STRETCH_RANGE, TUTORIAL_WIDTH
+from .contract import LINE_STRETCH, TUTORIAL_WIDTH
 from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
 from .metrics import Scores, confusions, look_alike_accuracy, paired_difference, score
 from .model import STRModel
 from .plotting import pyplot
+from .preprocess import LineLimits
 from .recognizer import Recognizer
 from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
 from .text import Reading
@@ -355,9 +356,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.against_line_stretch is None:
         args.against_line_stretch = args.line_stretch
     for stretch in (args.line_stretch, args.against_line_stretch):
-        if not STRETCH_RANGE[0] <= stretch <= STRETCH_RANGE[1]:
-            parser.error(f"a line stretch is a width factor from {STRETCH_RANGE[0]:g} to {STRETCH_RANGE[1]:g}, "
-                         f"got {stretch:g}")
+        try:
+            LineLimits(stretch=stretch)
+        except ValueError as error:
+            parser.error(str(error))
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
     return args

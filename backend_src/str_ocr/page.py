@@ -130,7 +130,7 @@ def cut_words(grey: np.ndarray, boxes: Boxes, word_gap: float, limits: LineLimit
         margin = int(round(WORD_MARGIN * height))
         # Lines are scaled wider than their aspect ratio (limits.stretch, less where max_width caps them): a gap, a
         # share of the height, widens alike.
-        stretch = (width / height) / (drawn.shape[1] / max(drawn.shape[0], 1))
+        stretch = (width / height) / (drawn.shape[1] / drawn.shape[0])
         for start, stop in word_spans(ink, word_gap * stretch):
             rows = np.flatnonzero(ink[:, start:stop].any(axis=1))
             top, bottom = (rows[0], rows[-1] + 1) if len(rows) else (0, height)
