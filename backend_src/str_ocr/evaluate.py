@@ -461,7 +461,8 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         other = Recognizer(_in_process_engine(other_model, args, device), max_lines=256)
         results["against"] = str(args.against)
         results["against_line_stretch"] = args.against_line_stretch
-    sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers))
+    # the peers need each line as drawn, from this draw only where they read it at the same stretch
+    sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers) and args.line_stretch == PEER_LINE_STRETCH)
     against_sets = redrawn(args, sets, args.against_line_stretch) if other else sets
     peer_sets = redrawn(args, sets, PEER_LINE_STRETCH, keep_source=True) if peers else sets
     if peers:  # the first reads pay for allocations, in the project's process as in the peers'

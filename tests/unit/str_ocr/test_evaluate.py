@@ -80,10 +80,11 @@ class PeerReadingNothing:
         return [""] * len(images), self.seconds
 
 
-def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(untrained, threads):
+@pytest.mark.parametrize("line_stretch", ["1.2", "1.0"])  # the peers' lines redrawn, or this draw's own
+def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(untrained, threads, line_stretch):
     peer_reader = PeerReadingNothing(seconds=0.5)
-    results = main(["--checkpoint", untrained, "--count", "4", "--sets", "current", "--peers", "rapidocr"],
-                   read_peer=peer_reader)
+    results = main(["--checkpoint", untrained, "--count", "4", "--sets", "current", "--line-stretch", line_stretch,
+                    "--peers", "rapidocr"], read_peer=peer_reader)
     (images,) = peer_reader.seen
     assert len(images) == 8 and not any(image.shape == (32, 100) for image in images[:4])
     assert results["seconds_per_line"]["rapidocr"] == pytest.approx(0.5 / 8)
