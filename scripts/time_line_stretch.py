@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from str_ocr.checkpoint import load_model
-from str_ocr.contract import LINE_STRETCH
+from str_ocr.contract import LINE_STRETCH, UNSTRETCHED
 from str_ocr.engines import build_engine, choose_engine
 from str_ocr.evaluate import draw_group
 from str_ocr.recognizer import Recognizer
@@ -39,9 +39,9 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default %(default)s)")
     parser.add_argument("--seed", type=int, default=5657, help="seed of the lines (default %(default)s)")
     args = parser.parse_args()
-    if LINE_STRETCH == 1.0:
-        raise SystemExit("LINE_STRETCH is 1.0 (str_ocr.contract): lines are read at their aspect ratio: no cost")
-    stretches = (1.0, LINE_STRETCH)
+    if LINE_STRETCH == UNSTRETCHED:
+        raise SystemExit("LINE_STRETCH is UNSTRETCHED (str_ocr.contract): lines are read at their aspect ratio: no cost")
+    stretches = (UNSTRETCHED, LINE_STRETCH)
     lines = {s: [x.image for x in draw_group("held-out", args.seed, args.count, line_stretch=s)[SET]]
              for s in stretches}
     print(", ".join(f"{s:g}x: {np.mean([line.shape[1] for line in lines[s]]):.0f} columns" for s in stretches))

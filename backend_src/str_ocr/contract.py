@@ -63,6 +63,8 @@ LINE_STRETCH = 1.2
 """How much wider than its aspect ratio a line is scaled when no width is given: more columns a character, for faces
 narrower than those the weights were trained on. ``ocr_preprocess`` and ``ocr_page`` take another as their
 ``line_stretch`` parameter."""
+UNSTRETCHED = 1.0
+"""The stretch of a line at its own aspect ratio, as users send it."""
 STRETCH_RANGE = (0.25, 4.0)
 """The line stretches allowed: a stretch is a width factor."""
 

@@ -36,7 +36,7 @@ import torch
 
 from .benchmark import time_engine
 from .checkpoint import CheckpointMismatchError, checkpoint_width, load_model
-from .contract import LINE_STRETCH, TUTORIAL_WIDTH
+from .contract import LINE_STRETCH, TUTORIAL_WIDTH, UNSTRETCHED
 from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
 from .metrics import Scores, confusions, look_alike_accuracy, paired_difference, score
@@ -142,8 +142,8 @@ def _print_kinds(name: str, rows: dict[str, dict]) -> None:
 
 
 PEER_NAMES_SHOWN = {"rapidocr": "RapidOCR (PP-OCRv4)", "easyocr": "EasyOCR (english_g2)"}
-PEER_LINE_STRETCH = 1.0
-"""The peers read variable-width lines at their own aspect ratio, as a user would send them."""
+PEER_LINE_STRETCH = UNSTRETCHED
+"""The peers read variable-width lines as a user would send them."""
 
 
 def peers_read(sets: dict[str, dict]) -> list[str]:

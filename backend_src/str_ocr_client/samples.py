@@ -36,9 +36,10 @@ def generated_images(count: int, seed: int, image_format: str = "png") -> list[I
     """Text lines drawn by ``str_ocr.synth`` (variable width, 1 to 25 characters), encoded as files."""
     from PIL import Image  # noqa: PLC0415 - only generated images need Pillow and the synthesiser
 
+    from str_ocr.contract import UNSTRETCHED  # noqa: PLC0415
     from str_ocr.synth import TextLineSynth  # noqa: PLC0415
 
-    synth = TextLineSynth(seed, line_stretch=1.0)  # files as users send them: ocr_preprocess stretches them
+    synth = TextLineSynth(seed, line_stretch=UNSTRETCHED)  # ocr_preprocess stretches them
     items = []
     for i in range(count):
         sample = synth.sample()
