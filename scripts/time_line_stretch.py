@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5657, help="seed of the lines (default %(default)s)")
     args = parser.parse_args()
     if LINE_STRETCH == UNSTRETCHED:
-        raise SystemExit("LINE_STRETCH is UNSTRETCHED (str_ocr.contract): lines are read at their aspect ratio: no cost")
+        raise SystemExit("LINE_STRETCH is UNSTRETCHED (str_ocr.contract): no cost to time")
     stretches = (UNSTRETCHED, LINE_STRETCH)
     lines = {s: [x.image for x in draw_group("held-out", args.seed, args.count, line_stretch=s)[SET]]
              for s in stretches}

@@ -64,7 +64,7 @@ LINE_STRETCH = 1.2
 narrower than those the weights were trained on. ``ocr_preprocess`` and ``ocr_page`` take another as their
 ``line_stretch`` parameter."""
 UNSTRETCHED = 1.0
-"""The stretch of a line at its own aspect ratio, as users send it."""
+"""The line stretch that keeps a line's aspect ratio (a width factor of 1): an image as a user sends it."""
 STRETCH_RANGE = (0.25, 4.0)
 """The line stretches allowed: a stretch is a width factor."""
 
@@ -107,7 +107,8 @@ PREPROCESS_PARAMETERS = {
 POSTPROCESS_PARAMETERS = {
     "max_width": MAX_WIDTH,
 }
-"""ocr_postprocess's ``parameters`` and their defaults: it refuses logits of more time steps than a line this wide gives."""
+"""ocr_postprocess's ``parameters`` and their defaults: it refuses logits of more time steps than a line this wide
+gives."""
 DETECTION_PARAMETERS = {
     "min_side": 736,
     "max_side": 2000,

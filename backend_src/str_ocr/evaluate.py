@@ -287,7 +287,11 @@ def print_faces(group: str, rows: list[dict]) -> None:
 
 def peer_image(name: str, sample: Sample) -> np.ndarray:
     """What a peer reads of a line: the fixed sets' lines as drawn, the others 32 pixels high."""
-    return sample.source if "fixed" in name and sample.source is not None else sample.image
+    if "fixed" not in name:
+        return sample.image
+    if sample.source is None:  # squashed to 32x100, the line would read worse than a user's copy of it
+        raise ValueError(f"{name}: the peers read fixed lines as drawn: draw them with keep_source")
+    return sample.source
 
 
 def score_peers(sets: dict[str, list[Sample]], peers: Sequence[str], read_peer: PeerReader,
@@ -461,7 +465,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         other = Recognizer(_in_process_engine(other_model, args, device), max_lines=256)
         results["against"] = str(args.against)
         results["against_line_stretch"] = args.against_line_stretch
-    # the peers need each line as drawn, from this draw only where they read it at the same stretch
+    # Sample.source for the peers' fixed lines: held in this draw only where the peers read it, not a redraw
     sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers) and args.line_stretch == PEER_LINE_STRETCH)
     against_sets = redrawn(args, sets, args.against_line_stretch) if other else sets
     peer_sets = redrawn(args, sets, PEER_LINE_STRETCH, keep_source=True) if peers else sets

@@ -7,9 +7,9 @@ from PIL import Image
 
 from str_ocr import STRModel, save_checkpoint
 from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, PEER_LINE_STRETCH, draw_group, draw_mistakes, file_name,
-                              kind_table, main, plot_word_accuracy, table)
+                              kind_table, main, peer_image, plot_word_accuracy, table)
 from str_ocr.fonts import FONT_SETS
-from str_ocr.synth import CASES, TEXT_KINDS
+from str_ocr.synth import CASES, TEXT_KINDS, Sample
 from str_ocr_triton.config import served_weights
 
 
@@ -92,6 +92,13 @@ def test_peers_are_scored_on_the_same_lines_and_read_fixed_lines_as_drawn(untrai
     assert peer["current: fixed 32x100"]["lines"] == 4 and peer["current: fixed 32x100"]["cer"] == 1.0
     assert peer["current: fixed 32x100"]["look_alike_word_accuracy"] == 0
     assert "RapidOCR" in table(results["sets"], results["seconds_per_line"]).splitlines()[0]
+
+
+def test_a_peer_is_never_given_a_fixed_line_squashed_to_32x100():
+    squashed = np.zeros((32, 100), np.uint8)
+    assert peer_image("held-out: variable width, dark on light", Sample(squashed, "a")) is squashed
+    with pytest.raises(ValueError, match="keep_source"):
+        peer_image("held-out: fixed 32x100, dark on light", Sample(squashed, "a"))
 
 
 def test_peers_read_variable_width_lines_at_their_own_aspect_ratio(untrained, threads):
