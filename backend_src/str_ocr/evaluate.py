@@ -43,6 +43,7 @@ from .metrics import Scores, confusions, look_alike_accuracy, paired_difference,
 from .model import STRModel
 from .plotting import pyplot
 from .preprocess import LineLimits
+from .read_again import READ_AGAIN_STRETCHES, read_again_where_unsure
 from .recognizer import Recognizer
 from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
 from .text import Reading
@@ -355,6 +356,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--against-line-stretch", type=float, metavar="S",
                         help="the --against weights read the same lines drawn at this stretch "
                              "(default: --line-stretch)")
+    parser.add_argument("--read-again-below", type=float, metavar="C",
+                        help="read each variable-width line again where its confidence is below C, at stretches "
+                             f"{' and '.join(f'{s:g}' for s in READ_AGAIN_STRETCHES)}, keeping the most confident "
+                             "reading (str_ocr.read_again; --against's weights read each line once)")
     parser.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
     args = parser.parse_args(argv)
     if args.against_line_stretch is None:
@@ -364,6 +369,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             LineLimits(stretch=stretch)
         except ValueError as error:
             parser.error(str(error))
+    if args.read_again_below is not None and not 0 < args.read_again_below <= 1:
+        parser.error(f"--read-again-below is a confidence in (0, 1], got {args.read_again_below:g}")
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
     return args
@@ -387,6 +394,20 @@ def redrawn(args: argparse.Namespace, sets: dict[str, list[Sample]], line_stretc
             raise RuntimeError(f"{name}: the lines drawn at stretches {args.line_stretch:g} and {line_stretch:g} "
                                "say different texts")
     return again
+
+
+def read_set(name: str, images: list[np.ndarray], read: Callable[[list], list[Reading]],
+             args: argparse.Namespace) -> tuple[list[Reading], int | None]:
+    """The readings of set ``name``'s lines, and how many were read again: with ``--read-again-below``, each
+    variable-width line whose reading is unsure is read again (None where no line could be)."""
+    if args.read_again_below is None or not name_is_variable_width(name):
+        return read(images), None
+    return read_again_where_unsure(images, read, args.read_again_below, served=args.line_stretch)
+
+
+def name_is_variable_width(name: str) -> bool:
+    """Whether set ``name`` (as ``draw_group`` names its sets) holds variable-width lines."""
+    return name.split(": ", 1)[1].startswith("variable width")
 
 
 def compared(samples: list[Sample], evaluated: list[Reading], against: list[Reading]) -> dict:
@@ -455,7 +476,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     if warning := unshaped_warning():
         print(f"evaluate: {warning}")
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed,
-                     "line_stretch": args.line_stretch, "sets": {}}
+                     "line_stretch": args.line_stretch, "read_again_below": args.read_again_below, "sets": {}}
     in_process = not args.url or args.speed
     engine = _in_process_engine(model, args, device) if in_process else None
     recognizer = Recognizer(engine, max_lines=256) if engine else None
@@ -480,9 +501,12 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     reading_seconds = 0.0
     for name, samples in sets.items():
         start = time.perf_counter()
-        readings = read([s.image for s in samples])
+        readings, read_again = read_set(name, [s.image for s in samples], read, args)
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
+        if read_again is not None:
+            results["sets"][name]["read_again"] = read_again
+            print(f"  read again where the confidence was below {args.read_again_below:g}: {read_again} lines")
         texts = [r.text for r in readings]
         if args.mistakes:
             draw_mistakes(name, samples, texts, args.examples, args.mistakes / f"{file_name(name)}.png")

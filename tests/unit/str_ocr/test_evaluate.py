@@ -243,3 +243,20 @@ def test_the_picture_draws_each_peer_beside_the_project(tmp_path):
     plot_word_accuracy(alone, tmp_path / "alone.png")
     # Three readers' bars make a taller picture than the project's alone.
     assert Image.open(tmp_path / "r.png").height > Image.open(tmp_path / "alone.png").height
+
+
+def test_read_again_reads_only_variable_width_lines_again():
+    shipped, _ = served_weights()
+    results = main(["--checkpoint", str(shipped), "--against", str(shipped), "--count", "12", "--sets", "current",
+                    "--examples", "0", "--read-again-below", "1"])
+    fixed, variable = (results["sets"][f"current: {width}"] for width in ("fixed 32x100", "variable width"))
+    assert results["read_again_below"] == 1
+    # Nearly every reading is less than certain, so variable-width lines are read again; the fixed lines never are,
+    # so they read as the --against weights (the same, read once) read them.
+    assert 0 < variable["read_again"] <= 12 and "read_again" not in fixed
+    assert fixed["against"]["only_evaluated"] == fixed["against"]["only_against"] == 0
+
+
+def test_read_again_below_is_a_confidence():
+    with pytest.raises(SystemExit):
+        main(["--checkpoint", "x.pth", "--read-again-below", "0"])
