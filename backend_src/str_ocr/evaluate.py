@@ -43,7 +43,7 @@ from .metrics import Scores, confusions, look_alike_accuracy, paired_difference,
 from .model import STRModel
 from .plotting import pyplot
 from .preprocess import LineLimits
-from .read_again import READ_AGAIN_STRETCHES, read_again_where_unsure
+from .read_again import READ_AGAIN_STRETCHES, LineReader, read_again_where_unsure
 from .recognizer import Recognizer
 from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
 from .text import Reading
@@ -54,7 +54,9 @@ FIXED_CHARS = 10
 """Longest string of the fixed 32x100 sets of the training and held-out faces: past 10 characters
 a line squeezed into 100 pixels is read less well by any reader (see ``synth.FIXED_MAX_CHARS``)."""
 LENGTH_BUCKETS = [(1, 5), (6, 10), (11, 15), (16, 20), (21, 25)]
-WIDTHS = {"fixed 32x100": (TUTORIAL_WIDTH, FIXED_CHARS), "variable width": (None, MAX_CHARS)}
+VARIABLE_WIDTH = "variable width"
+"""What the names of the sets of variable-width lines say after their group."""
+WIDTHS = {"fixed 32x100": (TUTORIAL_WIDTH, FIXED_CHARS), VARIABLE_WIDTH: (None, MAX_CHARS)}
 POLARITIES = {"dark on light": 0.0, "light on dark": 1.0}
 CONFUSIONS_SHOWN = 8
 """Character edits (``metrics.edits``) reported per set, most frequent first."""
@@ -73,7 +75,7 @@ def draw_group(group: str, seed: int, count: int, keep_source: bool = False,
         synth = TextLineSynth(seed, "core", keep_source=keep_source, line_stretch=line_stretch)
         return {
             "current: fixed 32x100": [synth.sample(TUTORIAL_WIDTH) for _ in range(count)],
-            "current: variable width": [synth.sample() for _ in range(count)],
+            f"current: {VARIABLE_WIDTH}": [synth.sample() for _ in range(count)],
         }
     sets = {}
     for i, (width_name, (width, max_chars)) in enumerate(WIDTHS.items()):
@@ -396,18 +398,18 @@ def redrawn(args: argparse.Namespace, sets: dict[str, list[Sample]], line_stretc
     return again
 
 
-def read_set(name: str, images: list[np.ndarray], read: Callable[[list], list[Reading]],
-             args: argparse.Namespace) -> tuple[list[Reading], int | None]:
-    """The readings of set ``name``'s lines, and how many were read again: with ``--read-again-below``, each
+def read_lines(images: list[np.ndarray], read: LineReader, args: argparse.Namespace,
+               variable_width: bool) -> tuple[list[Reading], int | None]:
+    """The readings of a set's lines, and how many were read again: with ``--read-again-below``, each
     variable-width line whose reading is unsure is read again (None where no line could be)."""
-    if args.read_again_below is None or not name_is_variable_width(name):
+    if args.read_again_below is None or not variable_width:
         return read(images), None
     return read_again_where_unsure(images, read, args.read_again_below, served=args.line_stretch)
 
 
 def name_is_variable_width(name: str) -> bool:
     """Whether set ``name`` (as ``draw_group`` names its sets) holds variable-width lines."""
-    return name.split(": ", 1)[1].startswith("variable width")
+    return name.split(": ", 1)[1].startswith(VARIABLE_WIDTH)
 
 
 def compared(samples: list[Sample], evaluated: list[Reading], against: list[Reading]) -> dict:
@@ -501,7 +503,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     reading_seconds = 0.0
     for name, samples in sets.items():
         start = time.perf_counter()
-        readings, read_again = read_set(name, [s.image for s in samples], read, args)
+        readings, read_again = read_lines([s.image for s in samples], read, args, name_is_variable_width(name))
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
         if read_again is not None:
@@ -528,7 +530,10 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     if other:
         print_worst_difference(results["sets"], args.against)
     if args.by_face:
-        results["faces"] = {group: face_scores(group, args.seed, args.by_face, read, args.line_stretch)
+        def read_variable_width(images: list) -> list[Reading]:
+            return read_lines(images, read, args, variable_width=True)[0]
+
+        results["faces"] = {group: face_scores(group, args.seed, args.by_face, read_variable_width, args.line_stretch)
                             for group in args.sets}
         for group, rows in results["faces"].items():
             print_faces(group, rows)

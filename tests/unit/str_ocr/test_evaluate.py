@@ -9,7 +9,10 @@ from str_ocr import STRModel, save_checkpoint
 from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, PEER_LINE_STRETCH, draw_group, draw_mistakes, file_name,
                               kind_table, main, peer_image, plot_word_accuracy, table)
 from str_ocr.fonts import FONT_SETS
+from str_ocr.contract import LINE_STRETCH, MIN_WIDTH
+from str_ocr.read_again import READ_AGAIN_STRETCHES
 from str_ocr.synth import CASES, TEXT_KINDS, Sample
+from str_ocr.text import Reading
 from str_ocr_triton.config import served_weights
 
 
@@ -245,18 +248,40 @@ def test_the_picture_draws_each_peer_beside_the_project(tmp_path):
     assert Image.open(tmp_path / "r.png").height > Image.open(tmp_path / "alone.png").height
 
 
-def test_read_again_reads_only_variable_width_lines_again():
-    shipped, _ = served_weights()
-    results = main(["--checkpoint", str(shipped), "--against", str(shipped), "--count", "12", "--sets", "current",
-                    "--examples", "0", "--read-again-below", "1"])
+class ServedUnsure:
+    """A served model that reads every line as nothing, unsure, and keeps the widths of each request's lines."""
+
+    def __init__(self) -> None:
+        self.widths: list[list[int]] = []
+
+    def __call__(self, url: str, images: list, model: str) -> list[Reading]:
+        self.widths.append([image.shape[1] for image in images])
+        return [Reading("", 0.5)] * len(images)
+
+
+def test_read_again_reads_the_unsure_variable_width_lines_again_resampled_to_each_stretch(untrained):
+    served = ServedUnsure()
+    results = main(["--checkpoint", untrained, "--url", "localhost:1", "--count", "6", "--sets", "current",
+                    "--examples", "0", "--read-again-below", "0.7"], read_served=served)
     fixed, variable = (results["sets"][f"current: {width}"] for width in ("fixed 32x100", "variable width"))
-    assert results["read_again_below"] == 1
-    # Nearly every reading is less than certain, so variable-width lines are read again; the fixed lines never are,
-    # so they read as the --against weights (the same, read once) read them.
-    assert 0 < variable["read_again"] <= 12 and "read_again" not in fixed
-    assert fixed["against"]["only_evaluated"] == fixed["against"]["only_against"] == 0
+    assert results["read_again_below"] == 0.7 and variable["read_again"] == 6 and "read_again" not in fixed
+    fixed_widths, served_widths, *again = served.widths  # the fixed lines once, then the variable-width ones
+    assert fixed_widths == [100] * 6
+    assert again == [[max(MIN_WIDTH, round(w * stretch / LINE_STRETCH)) for w in served_widths]
+                     for stretch in READ_AGAIN_STRETCHES]
 
 
-def test_read_again_below_is_a_confidence():
+def test_by_face_reads_unsure_lines_again_too(untrained):
+    served = ServedUnsure()
+    main(["--checkpoint", untrained, "--url", "localhost:1", "--count", "1", "--sets", "current", "--examples", "0",
+          "--by-face", "1", "--read-again-below", "0.7"], read_served=served)
+    faces = len(FONT_SETS["core"])
+    # The fixed set read once; the variable-width set and each face's line read, then again at two stretches.
+    assert len(served.widths) == 1 + 3 + 3 * faces
+
+
+@pytest.mark.parametrize("below", ["0", "-0.5", "1.5", "nan"])
+def test_read_again_below_is_a_confidence(below, capsys):
     with pytest.raises(SystemExit):
-        main(["--checkpoint", "x.pth", "--read-again-below", "0"])
+        main(["--checkpoint", "x.pth", "--read-again-below", below])
+    assert "--read-again-below is a confidence in (0, 1]" in capsys.readouterr().err

@@ -53,3 +53,12 @@ def test_sure_lines_are_read_once():
     reader = WidthReader({120: 0.9, 60: 0.85})
     readings, read_again = read_again_where_unsure([line(120), line(60)], reader, below=0.8)
     assert reader.calls == [[120, 60]] and read_again == 0 and [r.text for r in readings] == ["120", "60"]
+
+
+def test_a_line_is_not_read_again_at_the_stretch_it_was_served_at():
+    reader = WidthReader({})
+    readings, read_again = read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0, 1.44), served=1.0)
+    assert reader.calls == [[100], [144]] and read_again == 1
+    reader = WidthReader({})
+    assert read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0,), served=1.0)[1] == 0
+    assert reader.calls == [[100]]
