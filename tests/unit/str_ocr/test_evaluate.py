@@ -8,8 +8,8 @@ from PIL import Image
 from str_ocr import STRModel, save_checkpoint
 from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, PEER_LINE_STRETCH, draw_group, draw_mistakes, file_name,
                               kind_table, main, peer_image, plot_word_accuracy, table)
-from str_ocr.fonts import FONT_SETS
 from str_ocr.contract import LINE_STRETCH, MIN_WIDTH
+from str_ocr.fonts import FONT_SETS
 from str_ocr.read_again import READ_AGAIN_STRETCHES
 from str_ocr.synth import CASES, TEXT_KINDS, Sample
 from str_ocr.text import Reading
