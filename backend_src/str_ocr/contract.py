@@ -19,7 +19,7 @@ POSTPROCESS = "ocr_postprocess"
 DETECTOR = "text_detection"
 OCR_PAGE = "ocr_page"
 
-MODEL_CALLS = {OCR_PAGE: (DETECTOR, RECOGNIZER)}
+MODEL_CALLS = {OCR_PAGE: (DETECTOR, RECOGNIZER), POSTPROCESS: (RECOGNIZER,)}
 """The models a Python model calls (BLS): Triton cannot see them in its config, as it sees an ensemble's steps."""
 
 # --- Tensors -----------------------------------------------------------------------------------------
@@ -67,6 +67,10 @@ UNSTRETCHED = 1.0
 """The line stretch that keeps a line's aspect ratio (a width factor of 1): an image as a user sends it."""
 STRETCH_RANGE = (0.25, 4.0)
 """The line stretches allowed: a stretch is a width factor."""
+READ_AGAIN_BELOW = 0.7
+"""The confidence below which ``ocr`` (its ``ocr_postprocess`` step) reads a line again at other stretches and keeps
+the most confident reading (``str_ocr.read_again``); its ``read_again_below`` parameter takes another, 0 to read each
+line once. ``ocr_page`` reads each word once unless its own ``read_again_below`` says otherwise."""
 
 
 def output_length(width: int) -> int:
@@ -105,10 +109,14 @@ PREPROCESS_PARAMETERS = {
 }
 """ocr_preprocess's ``parameters`` and their defaults."""
 POSTPROCESS_PARAMETERS = {
+    "min_width": MIN_WIDTH,
     "max_width": MAX_WIDTH,
+    "line_stretch": LINE_STRETCH,
+    "read_again_below": READ_AGAIN_BELOW,
 }
-"""ocr_postprocess's ``parameters`` and their defaults: it refuses logits of more time steps than a line this wide
-gives."""
+"""ocr_postprocess's ``parameters`` and their defaults: it refuses logits of more time steps than a line ``max_width``
+wide gives, and reads the lines it is given (``LINE``) again within the widths and from the stretch of
+ocr_preprocess's."""
 DETECTION_PARAMETERS = {
     "min_side": 736,
     "max_side": 2000,
@@ -131,6 +139,7 @@ PAGE_PARAMETERS = {
     "max_crops_per_request": 32,
     "group_padding": 0.25,
     "max_requests_in_flight": 32,
+    "read_again_below": 0.0,
 }
 """ocr_page's ``parameters`` and their defaults."""
 DETECTOR_PARAMETERS = {

@@ -11,7 +11,8 @@ Three groups of sets, each drawn from a seed that training never uses:
 
 With ``--peers``, the recognisers users would pick instead read the same lines in the same run and are
 scored the same way (lower-cased, 0-9a-z): the variable-width lines 32 pixels high at their own aspect ratio
-(the project reads them ``LINE_STRETCH`` times as wide), the fixed sets' lines as drawn, at full resolution,
+(the project reads them ``LINE_STRETCH`` times as wide, and again those it is unsure of, as served: see
+``--read-again-below``), the fixed sets' lines as drawn, at full resolution,
 since squashing them to 32x100 suits only a reader built for it.
 Then the project also reads on one thread, as the peers do, so that the times per line compare.
 
@@ -36,7 +37,7 @@ import torch
 
 from .benchmark import time_engine
 from .checkpoint import CheckpointMismatchError, checkpoint_width, load_model
-from .contract import LINE_STRETCH, TUTORIAL_WIDTH, UNSTRETCHED
+from .contract import LINE_STRETCH, READ_AGAIN_BELOW, TUTORIAL_WIDTH, UNSTRETCHED
 from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
 from .metrics import Scores, confusions, look_alike_accuracy, paired_difference, score
@@ -358,10 +359,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--against-line-stretch", type=float, metavar="S",
                         help="the --against weights read the same lines drawn at this stretch "
                              "(default: --line-stretch)")
-    parser.add_argument("--read-again-below", type=float, metavar="C",
+    parser.add_argument("--read-again-below", type=float, default=READ_AGAIN_BELOW, metavar="C",
                         help="read each variable-width line again where its confidence is below C, at stretches "
                              f"{' and '.join(f'{s:g}' for s in READ_AGAIN_STRETCHES)}, keeping the most confident "
-                             "reading (str_ocr.read_again; --against's weights read each line once)")
+                             "reading (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
+    parser.add_argument("--against-read-again-below", type=float, metavar="C",
+                        help="the --against weights read lines again below this confidence (default: "
+                             "--read-again-below)")
     parser.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
     args = parser.parse_args(argv)
     if args.against_line_stretch is None:
@@ -371,8 +375,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             LineLimits(stretch=stretch)
         except ValueError as error:
             parser.error(str(error))
-    if args.read_again_below is not None and not 0 < args.read_again_below <= 1:
-        parser.error(f"--read-again-below is a confidence in (0, 1], got {args.read_again_below:g}")
+    if args.against_read_again_below is None:
+        args.against_read_again_below = args.read_again_below
+    for option, below in (("--read-again-below", args.read_again_below),
+                          ("--against-read-again-below", args.against_read_again_below)):
+        if not 0 <= below <= 1:
+            parser.error(f"{option} is a confidence from 0 (never) to 1, got {below:g}")
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
     return args
@@ -398,13 +406,13 @@ def redrawn(args: argparse.Namespace, sets: dict[str, list[Sample]], line_stretc
     return again
 
 
-def read_lines(images: list[np.ndarray], read: LineReader, args: argparse.Namespace,
+def read_lines(images: list[np.ndarray], read: LineReader, below: float, line_stretch: float,
                variable_width: bool) -> tuple[list[Reading], int | None]:
-    """The readings of a set's lines, and how many were read again: with ``--read-again-below``, each
-    variable-width line whose reading is unsure is read again (None where no line could be)."""
-    if args.read_again_below is None or not variable_width:
+    """The readings of a set's lines (drawn at ``line_stretch``), and how many were read again: each variable-width
+    line less sure than ``below`` is read again (None where no line could be)."""
+    if not below or not variable_width:
         return read(images), None
-    return read_again_where_unsure(images, read, args.read_again_below, served=args.line_stretch)
+    return read_again_where_unsure(images, read, below, limits=LineLimits(stretch=line_stretch))
 
 
 def name_is_variable_width(name: str) -> bool:
@@ -488,6 +496,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         other = Recognizer(_in_process_engine(other_model, args, device), max_lines=256)
         results["against"] = str(args.against)
         results["against_line_stretch"] = args.against_line_stretch
+        results["against_read_again_below"] = args.against_read_again_below
     # Sample.source for the peers' fixed lines: held in this draw only where the peers read it, not a redraw
     sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers) and args.line_stretch == PEER_LINE_STRETCH)
     against_sets = redrawn(args, sets, args.against_line_stretch) if other else sets
@@ -503,7 +512,9 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     reading_seconds = 0.0
     for name, samples in sets.items():
         start = time.perf_counter()
-        readings, read_again = read_lines([s.image for s in samples], read, args, name_is_variable_width(name))
+        variable_width = name_is_variable_width(name)
+        readings, read_again = read_lines([s.image for s in samples], read, args.read_again_below, args.line_stretch,
+                                          variable_width)
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
         if read_again is not None:
@@ -516,7 +527,8 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
             results["sets"][name]["by_kind"] = kind_scores(samples, texts)
             _print_kinds("this project", results["sets"][name]["by_kind"])
         if other:
-            theirs = other.read([s.image for s in against_sets[name]])
+            theirs, _ = read_lines([s.image for s in against_sets[name]], other.read, args.against_read_again_below,
+                                   args.against_line_stretch, variable_width)
             results["sets"][name]["against"] = compared(samples, readings, theirs)
     seconds_per_line = None
     if peers:
@@ -531,7 +543,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         print_worst_difference(results["sets"], args.against)
     if args.by_face:
         def read_variable_width(images: list) -> list[Reading]:
-            return read_lines(images, read, args, variable_width=True)[0]
+            return read_lines(images, read, args.read_again_below, args.line_stretch, variable_width=True)[0]
 
         results["faces"] = {group: face_scores(group, args.seed, args.by_face, read_variable_width, args.line_stretch)
                             for group in args.sets}

@@ -7,7 +7,7 @@ an in-process reader share them:
     pixels, scale = detector_input(page.rgb)             # str_ocr.detection
     boxes, dropped = strongest(find_boxes(probability, scale, page.size), max_boxes)
     words = cut_words(page.grey, boxes, word_gap)        # upright, height 32, one per word, in reading order
-    ... each ``word.line`` [1, 32, W] to the recogniser ...
+    ... each ``word.line`` [1, 32, W] to the recogniser, the unsure again at other stretches (str_ocr.read_again) ...
 
 The detector finds lines of text where words stand close; the recogniser's alphabet has no space, so a line is
 cut into words at the gaps in its ink at least ``word_gap`` times its height.
@@ -26,7 +26,8 @@ from PIL import Image
 from .contract import CROP_BATCHINGS, PAGE_PARAMETERS, output_length
 from .detection import Boxes, DetectorSettings, detector_input, find_boxes, reading_order
 from .images import ImageLimits, open_image, to_rgb
-from .preprocess import LineLimits, normalize, resize_line
+from .preprocess import LineLimits, denormalize, normalize, resize_line
+from .read_again import rereading
 from .text import Reading, greedy_decode
 
 LETTER_GAP_RATIO = 2.0
@@ -156,6 +157,7 @@ class PageSettings:
     max_crops_per_request: int = PAGE_PARAMETERS["max_crops_per_request"]
     group_padding: float = PAGE_PARAMETERS["group_padding"]
     max_requests_in_flight: int = PAGE_PARAMETERS["max_requests_in_flight"]
+    read_again_below: float = PAGE_PARAMETERS["read_again_below"]
 
     def __post_init__(self) -> None:
         if self.crop_batching not in CROP_BATCHINGS:
@@ -167,16 +169,20 @@ class PageSettings:
             raise ValueError(f"{', '.join(bad)} must be at least 1")
         if not 0 < self.word_gap < 10 or self.group_padding < 0:
             raise ValueError("word_gap must be a positive share of a line's height, group_padding 0 or more")
+        if not 0 <= self.read_again_below <= 1:
+            raise ValueError(f"read_again_below must be a confidence from 0 to 1, got {self.read_again_below}")
 
 
 @dataclass(frozen=True)
 class PageReading:
-    """Every word read on a page, in reading order: corners ``[N, 4, 2]``, texts and confidences; and how many of
-    the detector's boxes and of the words cut from them were dropped past ``max_boxes`` and ``max_words``."""
+    """Every word read on a page, in reading order: corners ``[N, 4, 2]``, texts and confidences; how many of the
+    detector's boxes and of the words cut from them were dropped past ``max_boxes`` and ``max_words``; and how many
+    words were read again."""
 
     corners: np.ndarray
     readings: list[Reading] = field(default_factory=list)
     dropped: int = 0
+    read_again: int = 0
 
 
 Infer = Callable[[str, np.ndarray], Awaitable[np.ndarray]]
@@ -196,11 +202,28 @@ async def read_page(data: bytes, settings: PageSettings, infer: Infer,
         words = words[:settings.max_words]
     if cancelled():
         raise Cancelled("the client cancelled the request")
-    logits = await recognise([word.line for word in words], settings, infer, cancelled)
-    readings = [greedy_decode(line) for line in logits]
+    readings, read_again = await read_words([word.line for word in words], settings, infer, cancelled)
     read = [i for i, reading in enumerate(readings) if reading.text]
     corners = np.stack([words[i].corners for i in read]) if read else np.zeros((0, 4, 2), np.float32)
-    return PageReading(corners, [readings[i] for i in read], dropped)
+    return PageReading(corners, [readings[i] for i in read], dropped, read_again)
+
+
+async def read_words(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,
+                     cancelled: Callable[[], bool] = lambda: False) -> tuple[list[Reading], int]:
+    """Each line's reading, a line less sure than ``settings.read_again_below`` read again at other stretches and
+    keeping its most confident reading (``str_ocr.read_again``); and how many lines were read again."""
+    first = [greedy_decode(logits) for logits in await recognise(lines, settings, infer, cancelled)]
+    again = rereading([denormalize(line[0]) for line in lines], first, settings.read_again_below, settings.lines)
+    if not again.unsure:
+        return first, 0
+    return again.kept(first, await read_grey_lines(again.lines, settings, infer, cancelled)), len(again.unsure)
+
+
+async def read_grey_lines(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,
+                          cancelled: Callable[[], bool] = lambda: False) -> list[Reading]:
+    """The readings of grey ``[32, W]`` uint8 lines, sent as ``settings.crop_batching`` says (``recognise``)."""
+    logits = await recognise([normalize(line)[np.newaxis] for line in lines], settings, infer, cancelled)
+    return [greedy_decode(out) for out in logits]
 
 
 async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,

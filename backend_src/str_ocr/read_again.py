@@ -3,18 +3,23 @@
 A variable-width line is read ``LINE_STRETCH`` times as wide as its aspect ratio. Where the greedy path's
 probability (``Reading.confidence``) is below a threshold, the same line is resampled to other stretches and read
 again, and the most confident of the readings is kept. Only the unsure lines cost more.
+
+``Rereading`` says which lines to read again and keeps the best readings; the caller reads them, in one call, the
+way it reads (in process, or through a served recogniser).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
 
-from .contract import LINE_STRETCH, MAX_WIDTH, UNSTRETCHED
-from .preprocess import resize_line
-from .text import Reading
+from .contract import INPUT_HEIGHT, LINE, LINE_STRETCH, LOGITS, UNSTRETCHED, output_length
+from .errors import InputError
+from .preprocess import LineLimits, denormalize, resize_line
+from .text import Reading, read_logits
 
 READ_AGAIN_STRETCHES = (UNSTRETCHED, LINE_STRETCH * LINE_STRETCH)
 """The stretches an unsure line is read again at: its own aspect ratio, and ``LINE_STRETCH`` times the served
@@ -22,28 +27,87 @@ READ_AGAIN_STRETCHES = (UNSTRETCHED, LINE_STRETCH * LINE_STRETCH)
 
 LineReader = Callable[[list[np.ndarray]], list[Reading]]
 """``read(lines)``: the readings of grey ``[32, W]`` uint8 lines, in order."""
+ServedLineReader = Callable[[list[np.ndarray]], Awaitable[list[Reading]]]
+"""``await read(lines)``: the same, from a served recogniser."""
 
 
-def restretched(line: np.ndarray, stretch: float, served: float = LINE_STRETCH) -> np.ndarray:
-    """``line`` (grey ``[32, W]`` uint8, scaled ``served`` times as wide as its aspect ratio) resampled to be
-    ``stretch`` times as wide, within the widths a served recogniser takes. A line the served width limits clamped
-    is taken as drawn at ``served``."""
-    return np.asarray(resize_line(Image.fromarray(line), max_width=MAX_WIDTH, stretch=stretch / served))
+def restretched(line: np.ndarray, stretch: float, limits: LineLimits = LineLimits()) -> np.ndarray:
+    """``line`` (grey ``[32, W]`` uint8, scaled ``limits.stretch`` times as wide as its aspect ratio) resampled to be
+    ``stretch`` times as wide, within ``limits``' widths. A line those widths clamped is taken as drawn at
+    ``limits.stretch``."""
+    return np.asarray(resize_line(Image.fromarray(line), min_width=limits.min_width, max_width=limits.max_width,
+                                  stretch=stretch / limits.stretch))
+
+
+@dataclass(frozen=True)
+class Rereading:
+    """The unsure lines (``unsure``: their indices) resampled to each other stretch (``lines``: stretch by stretch,
+    in the order of ``unsure``), to be read in one call."""
+
+    unsure: list[int]
+    lines: list[np.ndarray]
+
+    def kept(self, first: Sequence[Reading], again: Sequence[Reading]) -> list[Reading]:
+        """``first`` with each unsure line's reading replaced by the most confident of its readings (the first on
+        a tie); ``again``: the readings of ``lines``."""
+        if len(again) != len(self.lines):
+            raise ValueError(f"{len(self.lines)} lines were to be read again; {len(again)} readings came back")
+        readings = list(first)
+        for k, index in enumerate(self.unsure):
+            readings[index] = max([first[index], *again[k::len(self.unsure)]], key=lambda r: r.confidence)
+        return readings
+
+
+def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float,
+              limits: LineLimits = LineLimits(), stretches: Sequence[float] = READ_AGAIN_STRETCHES) -> Rereading:
+    """What to read again of ``lines`` (grey ``[32, W]`` uint8, read once as ``first``): each line less sure than
+    ``below``, at each of ``stretches`` but the one it was served at (``limits.stretch``)."""
+    unsure = [i for i, reading in enumerate(first) if reading.confidence < below]
+    others = [stretch for stretch in stretches if stretch != limits.stretch] if unsure else []
+    return Rereading(unsure if others else [],
+                     [restretched(lines[i], stretch, limits) for stretch in others for i in unsure])
 
 
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
                             stretches: Sequence[float] = READ_AGAIN_STRETCHES,
-                            served: float = LINE_STRETCH) -> tuple[list[Reading], int]:
-    """The readings of ``lines`` (each scaled ``served`` times as wide as its aspect ratio), each read once and,
-    where its confidence is below ``below``, again at each of ``stretches`` but ``served``, keeping the most
-    confident (the first on a tie); and how many lines were read again."""
+                            limits: LineLimits = LineLimits()) -> tuple[list[Reading], int]:
+    """The readings of ``lines``, each read once and the unsure read again (``rereading``); and how many lines
+    were read again."""
     first = read(list(lines))
-    unsure = [i for i, reading in enumerate(first) if reading.confidence < below]
-    others = [stretch for stretch in stretches if stretch != served]
-    if not unsure or not others:
+    again = rereading(lines, first, below, limits, stretches)
+    if not again.unsure:
         return first, 0
-    again = [read([restretched(lines[i], stretch, served) for i in unsure]) for stretch in others]
-    readings = list(first)
-    for k, i in enumerate(unsure):
-        readings[i] = max([first[i], *(at_stretch[k] for at_stretch in again)], key=lambda r: r.confidence)
-    return readings, len(unsure)
+    return again.kept(first, read(again.lines)), len(again.unsure)
+
+
+async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_steps: int, below: float,
+                            limits: LineLimits, read: ServedLineReader) -> tuple[list[Reading], int]:
+    """``ocr_postprocess``'s reading: the readings of ``logits`` ``[N, T, 37]`` (``text.read_logits``, at most
+    ``max_steps`` time steps) and, where the recogniser inputs they came from are given (``lines``,
+    ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read``; and how
+    many lines were."""
+    first = read_logits(logits, max_steps)
+    if lines is None:
+        return first, 0
+    again = rereading(grey_lines(lines, logits.shape[1], len(first), limits), first, below, limits)
+    if not again.unsure:
+        return first, 0
+    return again.kept(first, await read(again.lines)), len(again.unsure)
+
+
+def grey_lines(lines: np.ndarray, steps: int, count: int, limits: LineLimits) -> list[np.ndarray]:
+    """The grey ``[32, W]`` uint8 lines of a client's recogniser inputs ``[count, 1, 32, W]``, after checking them
+    as any request: ``InputError`` for a shape other than that, a width outside ``limits`` or one whose logits
+    have other than ``steps`` time steps, or a non-finite value."""
+    if lines.ndim != 4 or lines.shape[:3] != (count, 1, INPUT_HEIGHT):
+        raise InputError(f"{LINE} must be [{count}, 1, {INPUT_HEIGHT}, W], the lines of the {count} {LOGITS}; "
+                         f"got {list(lines.shape)}")
+    width = lines.shape[3]
+    if not limits.min_width <= width <= limits.max_width:
+        raise InputError(f"{LINE} is {width} wide; lines are {limits.min_width} to {limits.max_width} wide")
+    if output_length(width) != steps:
+        raise InputError(f"{LINE} is {width} wide, which the recogniser reads in {output_length(width)} time steps; "
+                         f"{LOGITS} has {steps}")
+    if not np.isfinite(lines).all():
+        raise InputError(f"{LINE} contains NaN or infinite values")
+    return [denormalize(line[0]) for line in lines]

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .contract import CROP_BATCHINGS, DETECTION_PARAMETERS, DETECTOR_ENGINES, DETECTOR_PARAMETERS
+from .contract import (CROP_BATCHINGS, DETECTION_PARAMETERS, DETECTOR_ENGINES, DETECTOR_PARAMETERS,
+                       POSTPROCESS_PARAMETERS)
 from .detection import DetectorSettings
 from .images import ImageLimits
 from .page import PageSettings
@@ -64,6 +65,17 @@ def one_of(choices: tuple[str, ...]) -> str:
     return "one of " + ", ".join(choices)
 
 
+def confidence(raw: str) -> float:
+    if not 0 <= float(raw) <= 1:
+        raise ValueError(raw)
+    return float(raw)
+
+
+def read_again_below(parameters: Mapping[str, str], default: float) -> float:
+    """Parameter ``read_again_below``: the confidence below which a line is read again (``str_ocr.read_again``)."""
+    return setting(parameters, "read_again_below", confidence, default, "a confidence from 0 (never) to 1")
+
+
 def threads_or_auto(raw: str) -> int | None:
     if raw.lower() == "auto":
         return None
@@ -113,7 +125,23 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
         group_padding=setting(parameters, "group_padding", float, defaults.group_padding, "a fraction such as 0.25"),
         max_requests_in_flight=setting(parameters, "max_requests_in_flight", int, defaults.max_requests_in_flight,
                                        "a number of requests"),
+        read_again_below=read_again_below(parameters, defaults.read_again_below),
     )
+
+
+@dataclass(frozen=True)
+class PostprocessSettings:
+    """What ``ocr_postprocess`` is configured with: the widths and stretch of ``ocr_preprocess``'s lines, and the
+    confidence below which it reads a line again (0: never)."""
+
+    lines: LineLimits
+    read_again_below: float
+
+
+def postprocess_settings(parameters: Mapping[str, str]) -> PostprocessSettings:
+    """ocr_postprocess's settings; the defaults are ``str_ocr.contract.POSTPROCESS_PARAMETERS``."""
+    return PostprocessSettings(line_limits(parameters, stretched=True),
+                               read_again_below(parameters, POSTPROCESS_PARAMETERS["read_again_below"]))
 
 
 @dataclass(frozen=True)

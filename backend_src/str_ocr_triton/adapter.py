@@ -11,12 +11,17 @@ from collections.abc import Callable, Sequence
 import triton_python_backend_utils as pb_utils
 
 from str_ocr.errors import InputError
+from str_ocr_triton.calls import CalledModelError
+from str_ocr_triton.metric_labels import instance_labels
 
 Outputs = list  # of pb_utils.Tensor
 
 
 def error_response(error: Exception) -> pb_utils.InferenceResponse:
-    """INVALID_ARG for a request the caller must change (an ``InputError``), INTERNAL for anything else."""
+    """INVALID_ARG for a request the caller must change (an ``InputError``), a called model's own error and code
+    for its failure (``CalledModelError``), INTERNAL for anything else."""
+    if isinstance(error, CalledModelError):
+        return pb_utils.InferenceResponse(error=error.triton_error)
     code = pb_utils.TritonError.INVALID_ARG if isinstance(error, InputError) else pb_utils.TritonError.INTERNAL
     return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(error), code))
 
@@ -40,3 +45,21 @@ def answer_each(requests: Sequence[object], work: Callable[[object], Outputs]) -
 def input_array(request: object, name: str):
     """The request's input ``name`` as a numpy array in CPU memory."""
     return pb_utils.get_input_tensor_by_name(request, name).as_numpy()
+
+
+class InstanceCounter:
+    """A Prometheus counter of one model instance, named and described by ``counter`` (``metric_labels``); ``close``
+    it in ``finalize``."""
+
+    def __init__(self, args: dict, counter: tuple[str, str]) -> None:
+        name, description = counter
+        self.family = pb_utils.MetricFamily(name=name, kind=pb_utils.MetricFamily.COUNTER, description=description)
+        self.metric = self.family.Metric(labels=instance_labels(args["model_name"], args["model_version"],
+                                                                args["model_instance_name"]))
+
+    def increment(self, count: int) -> None:
+        self.metric.increment(count)
+
+    def close(self) -> None:
+        self.metric = None  # the metric before its family, as the backend requires
+        self.family = None

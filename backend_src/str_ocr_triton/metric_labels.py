@@ -1,4 +1,4 @@
-"""The labels of an instance's custom Prometheus metrics.
+"""The names and labels of the models' custom Prometheus metrics.
 
 Workaround for server#8663 (every release so far; the fix is core#471, not yet in a release): two loads of an
 instance whose metrics carry the same labels share one Prometheus counter, and unloading the older one frees that
@@ -10,6 +10,12 @@ each load keeps every load's counters its own; once core#471 is in the server th
 from __future__ import annotations
 
 import uuid
+
+DROPPED_COUNTER = ("str_ocr_page_boxes_dropped_total", "Text boxes and words dropped past max_boxes or max_words")
+"""``ocr_page``'s counter of the boxes and words it dropped: its name and description."""
+READ_AGAIN_COUNTER = ("str_ocr_lines_read_again_total",
+                      "Lines read again at other stretches, their first reading less sure than read_again_below")
+"""``ocr_postprocess``'s and ``ocr_page``'s counter of the lines they read again: its name and description."""
 
 
 def instance_labels(model: str, version: str, instance: str) -> dict[str, str]:

@@ -1,29 +1,58 @@
 """Triton Python-backend adapter: CTC logits ``[T, 37]`` -> the text they say and its confidence in [0, 1].
 
-Settings (``parameters``): ``max_width``, the widest line whose logits it reads (see ``str_ocr.settings``).
+Given the line the logits came from too (``LINE``, as in the ``ocr`` ensemble), it reads a line it is less sure
+of than ``read_again_below`` again at other stretches through text_recognition (BLS), each line its own request,
+and keeps the most confident reading (``str_ocr.read_again``). Settings: ``str_ocr.contract.POSTPROCESS_PARAMETERS``
+(see ``str_ocr.settings``). Its counter (``str_ocr_triton.metric_labels``): the lines read again.
 """
 
+import asyncio
 import json
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-from str_ocr.contract import CONFIDENCE, LOGITS, TEXT, output_length
-from str_ocr.settings import line_limits, model_parameters
-from str_ocr.text import read_logits
-from str_ocr_triton.adapter import answer_each, input_array
+from str_ocr.contract import CONFIDENCE, LINE, LOGITS, TEXT, output_length
+from str_ocr.page import PageSettings, read_grey_lines
+from str_ocr.read_again import read_logits_again
+from str_ocr.settings import model_parameters, postprocess_settings
+from str_ocr_triton.adapter import InstanceCounter, error_response, input_array
+from str_ocr_triton.calls import infer
+from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
+
+EACH_LINE_ITS_OWN_REQUEST = PageSettings(crop_batching="ragged")
+"""Lines read again are sent as ocr_page sends its crops: each its own request, pooled by the recogniser's ragged
+batcher with every other line in flight, at most ``max_requests_in_flight`` of a request's at once."""
+
+
+def outputs(readings):
+    texts = np.array([[r.text.encode()] for r in readings], dtype=np.object_)
+    confidences = np.array([[r.confidence] for r in readings], dtype=np.float32)
+    return [pb_utils.Tensor(TEXT, texts), pb_utils.Tensor(CONFIDENCE, confidences)]
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        parameters = model_parameters(json.loads(args["model_config"]))
-        self.max_steps = output_length(line_limits(parameters).max_width)
+        self.settings = postprocess_settings(model_parameters(json.loads(args["model_config"])))
+        self.max_steps = output_length(self.settings.lines.max_width)
+        self.read_again = InstanceCounter(args, READ_AGAIN_COUNTER)
 
-    def execute(self, requests):
-        return answer_each(requests, self.reading)
+    async def execute(self, requests):
+        return list(await asyncio.gather(*(self.answer(request) for request in requests)))
 
-    def reading(self, request):
-        readings = read_logits(input_array(request, LOGITS), self.max_steps)
-        texts = np.array([[r.text.encode()] for r in readings], dtype=np.object_)
-        confidences = np.array([[r.confidence] for r in readings], dtype=np.float32)
-        return [pb_utils.Tensor(TEXT, texts), pb_utils.Tensor(CONFIDENCE, confidences)]
+    async def answer(self, request):
+        try:
+            line = pb_utils.get_input_tensor_by_name(request, LINE)
+            readings, read_again = await read_logits_again(
+                input_array(request, LOGITS), None if line is None else line.as_numpy(), self.max_steps,
+                self.settings.read_again_below, self.settings.lines, self.read_lines)
+            self.read_again.increment(read_again)
+            return pb_utils.InferenceResponse(output_tensors=outputs(readings))
+        except Exception as error:  # noqa: BLE001 - this request's answer
+            return error_response(error)
+
+    async def read_lines(self, lines):
+        return await read_grey_lines(lines, EACH_LINE_ITS_OWN_REQUEST, infer)
+
+    def finalize(self):
+        self.read_again.close()

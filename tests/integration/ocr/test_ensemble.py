@@ -9,17 +9,21 @@ import sys
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
-from str_ocr.contract import LOGITS, MAX_WIDTH, NUM_CLASSES, OCR, POSTPROCESS, PREPROCESS, RECOGNIZER, output_length
+from str_ocr.contract import (LINE, LOGITS, MAX_WIDTH, NUM_CLASSES, OCR, POSTPROCESS, PREPROCESS, RECOGNIZER,
+                              output_length)
+from str_ocr.preprocess import line_input
 from str_ocr.text import encode
 from str_ocr_client.requests import image_inputs, tensor, text_of
 from str_ocr_client.samples import generated_images
 from str_ocr_client.sending import infer_each_now
-from str_ocr_client.stats import counts_since, execution_counts
+from str_ocr_client.stats import counts_since, execution_counts, metric_total
+from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
 
 pytestmark = pytest.mark.integration
 STEPS = [PREPROCESS, RECOGNIZER, POSTPROCESS]
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +47,22 @@ def test_the_ensemble_reads_generated_lines(server, fmt):
     assert all(0.0 <= a[1] <= 1.0 for a in answers)
 
 
+def read_again_total(server) -> float:
+    return metric_total(server.metrics_url, READ_AGAIN_COUNTER[0], model=POSTPROCESS)
+
+
 def test_concurrent_requests_are_batched_in_every_step(server):
     items = generated_images(96, seed=78, image_format="png")
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
         before = {m: execution_counts(client, m, server.admin_key) for m in STEPS}
+        read_before = read_again_total(server)
         answers = read(server.grpc_url, [i.data for i in items], concurrency=32)
         after = {m: counts_since(client, before[m], len(items), model=m, admin_key=server.admin_key) for m in STEPS}
+        read_again = int(read_again_total(server) - read_before)
     assert all(isinstance(a, tuple) for a in answers)
     for model, (inferences, executions) in after.items():
-        assert inferences == len(items)
+        # The recogniser reads each line once, and each line read again at the two other stretches.
+        assert inferences == len(items) + (2 * read_again if model == RECOGNIZER else 0)
         assert executions < len(items) * 0.75, f"{model}: {executions} executions for {inferences} images"
         print(f"{model}: {executions} executions for {inferences} images")
 
@@ -97,6 +108,45 @@ def test_the_postprocess_step_checks_a_clients_logits_like_any_model(server):
         error = outcomes[6 + k].result
         assert not outcomes[6 + k].ok and message in str(error) and "INVALID_ARG" in str(error), f"{name}: {error}"
     assert [text_of(o.result)[0] for o in outcomes[:6] + outcomes[9:]] == ["b"] * 12
+
+
+def word_line(text: str) -> np.ndarray:
+    """``text`` drawn as a line and made ocr_preprocess's way into the recogniser's input ``[1, 1, 32, W]``."""
+    image = Image.new("L", (40 + 30 * len(text), 64), 255)
+    ImageDraw.Draw(image).text((20, 4), text, font=ImageFont.truetype(DEJAVU, 48), fill=0)
+    return line_input(image)[np.newaxis]
+
+
+def unsure_logits(line: np.ndarray) -> np.ndarray:
+    """Logits for ``line`` saying "a" at every time step, by a hair: far less sure than read_again_below."""
+    logits = np.zeros((1, output_length(line.shape[-1]), NUM_CLASSES), np.float32)
+    logits[0, :, encode("a")[0]] = 0.1
+    return logits
+
+
+def test_the_postprocess_step_reads_the_unsure_lines_it_is_given_again_through_the_recogniser(server):
+    line = word_line("hello")
+    requests = [[tensor(LOGITS, unsure_logits(line)), tensor(LINE, line)],  # read again: the line says "hello"
+                [tensor(LOGITS, unsure_logits(line))]]  # no line: read once
+    before = read_again_total(server)
+    (again, once) = infer_each_now(server.grpc_url, POSTPROCESS, requests, 2)
+    assert text_of(again.result)[0] == "hello" and text_of(again.result)[1] > 0.7
+    assert text_of(once.result)[0] == "a" and text_of(once.result)[1] < 0.1
+    assert read_again_total(server) - before == 1
+
+
+def test_the_postprocess_step_checks_the_lines_it_is_given_like_any_input(server):
+    line = word_line("hello")
+    bad = {"one column short": (line[..., :-4], "time steps; LOGITS has"),
+           "non-finite": (np.full_like(line, np.nan), "NaN or infinite"),
+           "not 32 high": (line[:, :, :16], "LINE")}  # refused by Triton itself, as the config's dims say
+    good = [[tensor(LOGITS, unsure_logits(line)), tensor(LINE, line)]] * 4
+    requests = good + [[tensor(LOGITS, unsure_logits(line)), tensor(LINE, b)] for b, _ in bad.values()] + good
+    outcomes = infer_each_now(server.grpc_url, POSTPROCESS, requests, len(requests))
+    for k, (name, (_, message)) in enumerate(bad.items()):
+        error = outcomes[4 + k].result
+        assert not outcomes[4 + k].ok and message in str(error) and "INVALID_ARG" in str(error), f"{name}: {error}"
+    assert [text_of(o.result)[0] for o in outcomes[:4] + outcomes[7:]] == ["hello"] * 8
 
 
 def demo(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:

@@ -7,8 +7,8 @@ from PIL import Image
 
 from str_ocr import STRModel, save_checkpoint
 from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, PEER_LINE_STRETCH, draw_group, draw_mistakes, file_name,
-                              kind_table, main, peer_image, plot_word_accuracy, table)
-from str_ocr.contract import LINE_STRETCH, MIN_WIDTH
+                              kind_table, main, name_is_variable_width, peer_image, plot_word_accuracy, table)
+from str_ocr.contract import LINE_STRETCH, MIN_WIDTH, READ_AGAIN_BELOW
 from str_ocr.fonts import FONT_SETS
 from str_ocr.read_again import READ_AGAIN_STRETCHES
 from str_ocr.synth import CASES, TEXT_KINDS, Sample
@@ -215,6 +215,16 @@ def test_weights_against_themselves_read_every_line_alike():
     assert any(r["confusions"] for r in results["sets"].values())
 
 
+def test_against_reads_again_as_the_evaluated_weights_do_unless_told_otherwise():
+    shipped, _ = served_weights()
+    results = main(["--checkpoint", str(shipped), "--against", str(shipped), "--count", "60", "--sets", "held-out",
+                    "--examples", "0", "--against-read-again-below", "0"])
+    assert (results["read_again_below"], results["against_read_again_below"]) == (READ_AGAIN_BELOW, 0)
+    variable = [r for name, r in results["sets"].items() if name_is_variable_width(name)]
+    assert all(r["read_again"] > 0 for r in variable)  # the evaluated weights read unsure lines again, theirs not
+    assert any(r["against"]["only_evaluated"] + r["against"]["only_against"] > 0 for r in variable)
+
+
 def test_against_reads_the_same_texts_drawn_at_its_own_line_stretch():
     shipped, _ = served_weights()
     results = main(["--checkpoint", str(shipped), "--against", str(shipped), "--count", "12", "--sets", "current",
@@ -265,10 +275,11 @@ def test_read_again_reads_the_unsure_variable_width_lines_again_resampled_to_eac
                     "--examples", "0", "--read-again-below", "0.7"], read_served=served)
     fixed, variable = (results["sets"][f"current: {width}"] for width in ("fixed 32x100", "variable width"))
     assert results["read_again_below"] == 0.7 and variable["read_again"] == 6 and "read_again" not in fixed
-    fixed_widths, served_widths, *again = served.widths  # the fixed lines once, then the variable-width ones
+    # The fixed lines once, then the variable-width ones, then all of them again at each stretch in one call.
+    fixed_widths, served_widths, again = served.widths
     assert fixed_widths == [100] * 6
-    assert again == [[max(MIN_WIDTH, round(w * stretch / LINE_STRETCH)) for w in served_widths]
-                     for stretch in READ_AGAIN_STRETCHES]
+    assert again == [max(MIN_WIDTH, round(w * stretch / LINE_STRETCH))
+                     for stretch in READ_AGAIN_STRETCHES for w in served_widths]
 
 
 def test_by_face_reads_unsure_lines_again_too(untrained):
@@ -277,11 +288,12 @@ def test_by_face_reads_unsure_lines_again_too(untrained):
           "--by-face", "1", "--read-again-below", "0.7"], read_served=served)
     faces = len(FONT_SETS["core"])
     # The fixed set read once; the variable-width set and each face's line read, then again at two stretches.
-    assert len(served.widths) == 1 + 3 + 3 * faces
+    assert len(served.widths) == 1 + 2 + 2 * faces
 
 
-@pytest.mark.parametrize("below", ["0", "-0.5", "1.5", "nan"])
-def test_read_again_below_is_a_confidence(below, capsys):
+@pytest.mark.parametrize("option", ["--read-again-below", "--against-read-again-below"])
+@pytest.mark.parametrize("below", ["-0.5", "1.5", "nan"])
+def test_read_again_below_is_a_confidence(option, below, capsys):
     with pytest.raises(SystemExit):
-        main(["--checkpoint", "x.pth", "--read-again-below", below])
-    assert "--read-again-below is a confidence in (0, 1]" in capsys.readouterr().err
+        main(["--checkpoint", "x.pth", option, below])
+    assert f"{option} is a confidence from 0 (never) to 1" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from str_ocr.images import ImageLimits
 from str_ocr.page import (Cancelled, PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise,
                           strongest, upright, word_spans)
 from str_ocr.preprocess import LineLimits
+from str_ocr.read_again import READ_AGAIN_STRETCHES, restretched
 from str_ocr.settings import line_limits, page_settings
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -149,6 +150,32 @@ def test_read_page_sends_the_crops_as_crop_batching_says(batching, requests):
     assert len(widths) == (1 if batching == "padded" else len(widths))
 
 
+class UnsureAtFirst(Recorder):
+    """Reads the first ``unsure`` crops it is sent as an unsure "a", every later one as a sure "b"."""
+
+    def __init__(self, probability, unsure):
+        super().__init__(probability)
+        self.unsure = unsure
+
+    async def __call__(self, model, array):
+        logits = await super().__call__(model, array)
+        if model == "recognizer" and len(self.requests) > self.unsure:
+            logits[:, :, 12] = 10  # "b", surer than "a"
+        elif model == "recognizer":
+            logits[:, :, 11] = -4  # "a" by a hair: below any useful confidence
+        return logits
+
+
+@pytest.mark.parametrize(("below", "texts", "requests"), [(0.7, ["b"] * 3, 3 + 2 * 3), (0.0, ["a"] * 3, 3)])
+def test_unsure_words_are_read_again_at_the_other_stretches_and_keep_the_surest_reading(below, texts, requests):
+    infer = UnsureAtFirst(three_word_map, unsure=3)
+    reading = asyncio.run(read_page(page_of_words(), PageSettings(read_again_below=below), infer))
+    assert [r.text for r in reading.readings] == texts and len(infer.requests) == requests
+    served, again = [shape[-1] for shape in infer.requests[:3]], [shape[-1] for shape in infer.requests[3:]]
+    assert again == [restretched(np.zeros((32, w), np.uint8), stretch).shape[1]
+                     for stretch in READ_AGAIN_STRETCHES for w in served if below]
+
+
 def test_a_page_without_text_reads_as_no_words():
     infer = Recorder(lambda pixels: np.zeros((1, 1, *pixels.shape[2:]), np.float32))
     reading = asyncio.run(read_page(page_of_words(), PageSettings(), infer))
@@ -181,6 +208,11 @@ def test_page_settings_come_from_the_config_and_bad_ones_say_what_to_change():
         with pytest.raises(ValueError, match=says):
             page_settings({"line_stretch": bad})
     assert line_limits({"line_stretch": "wide"}).stretch == LINE_STRETCH  # the recogniser stretches nothing
+    assert page_settings({}).read_again_below == 0 and page_settings(
+        {"read_again_below": "0.7"}).read_again_below == 0.7
+    for bad in ("1.5", "-0.1", "nan", "sure"):
+        with pytest.raises(ValueError, match="read_again_below.*a confidence from 0 .never. to 1"):
+            page_settings({"read_again_below": bad})
 
 
 def test_the_page_models_code_loads_no_torch():

@@ -1,11 +1,16 @@
 """Reading unsure lines again at other stretches, without a network: a reader that says what width it saw."""
 
+import asyncio
+
 import numpy as np
 import pytest
 
-from str_ocr.contract import MAX_WIDTH, MIN_WIDTH
-from str_ocr.read_again import restretched, read_again_where_unsure
-from str_ocr.text import Reading
+from str_ocr.contract import MAX_WIDTH, MIN_WIDTH, NUM_CLASSES, READ_AGAIN_BELOW
+from str_ocr.errors import InputError
+from str_ocr.preprocess import LineLimits, normalize
+from str_ocr.read_again import grey_lines, read_again_where_unsure, read_logits_again, rereading, restretched
+from str_ocr.settings import PostprocessSettings, postprocess_settings
+from str_ocr.text import Reading, encode
 
 
 def line(width: int, grey: int = 128) -> np.ndarray:
@@ -15,13 +20,13 @@ def line(width: int, grey: int = 128) -> np.ndarray:
 @pytest.mark.parametrize(("width", "stretch", "expected"), [(120, 1.0, 100), (120, 1.44, 144), (120, 1.2, 120),
                                                              (3, 1.0, MIN_WIDTH), (MAX_WIDTH, 1.44, MAX_WIDTH)])
 def test_a_line_is_resampled_to_the_width_of_its_new_stretch_within_the_served_widths(width, stretch, expected):
-    resampled = restretched(line(width), stretch, served=1.2)
+    resampled = restretched(line(width), stretch, LineLimits(stretch=1.2))
     assert resampled.shape == (32, expected) and resampled.dtype == np.uint8
 
 
 def test_resampling_keeps_what_the_line_shows():
     striped = np.tile(np.repeat(np.array([0, 255], dtype=np.uint8), 12), (32, 5))  # 120 wide: 5 dark, 5 light bars
-    narrower = restretched(striped, 1.0, served=1.2)
+    narrower = restretched(striped, 1.0, LineLimits(stretch=1.2))
     assert narrower[:, 2].max() < 64 and narrower[:, 15].min() > 192  # the first bar dark, the second light
 
 
@@ -39,7 +44,7 @@ class WidthReader:
 def test_only_unsure_lines_are_read_again_and_the_most_confident_reading_is_kept():
     reader = WidthReader({120: 0.95, 60: 0.4, 50: 0.3, 72: 0.9, 240: 0.6, 200: 0.7, 288: 0.2})
     readings, read_again = read_again_where_unsure([line(120), line(60), line(240)], reader, below=0.8)
-    assert reader.calls == [[120, 60, 240], [50, 200], [72, 288]]  # once each, then the unsure at 1.0 and at 1.44
+    assert reader.calls == [[120, 60, 240], [50, 200, 72, 288]]  # once each, then the unsure at 1.0 and at 1.44
     assert [r.text for r in readings] == ["120", "72", "200"] and read_again == 2
 
 
@@ -57,8 +62,80 @@ def test_sure_lines_are_read_once():
 
 def test_a_line_is_not_read_again_at_the_stretch_it_was_served_at():
     reader = WidthReader({})
-    readings, read_again = read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0, 1.44), served=1.0)
+    readings, read_again = read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0, 1.44),
+                                                     limits=LineLimits(stretch=1.0))
     assert reader.calls == [[100], [144]] and read_again == 1
     reader = WidthReader({})
-    assert read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0,), served=1.0)[1] == 0
+    served_at_one = LineLimits(stretch=1.0)
+    assert read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0,), limits=served_at_one)[1] == 0
     assert reader.calls == [[100]]
+
+
+def test_a_rereading_refuses_readings_that_do_not_match_its_lines():
+    plan = rereading([line(60)], [Reading("60", 0.5)], below=0.8)
+    assert [x.shape[1] for x in plan.lines] == [50, 72] and plan.unsure == [0]
+    with pytest.raises(ValueError, match="2 lines were to be read again; 1 readings came back"):
+        plan.kept([Reading("60", 0.5)], [Reading("50", 0.9)])
+
+
+def test_lines_are_read_again_within_the_served_widths():
+    plan = rereading([line(1000)], [Reading("", 0.1)], below=0.8, limits=LineLimits(max_width=1100, stretch=1.2))
+    assert [x.shape[1] for x in plan.lines] == [833, 1100]
+
+
+def logits_of(text_steps: int, sure: bool, count: int = 1) -> np.ndarray:
+    """``count`` lines' logits of ``text_steps`` time steps saying "a", surely or by a hair."""
+    logits = np.zeros((count, text_steps, NUM_CLASSES), np.float32)
+    logits[:, :, encode("a")[0]] = 10.0 if sure else 0.1
+    return logits
+
+
+def sent(width: int, count: int = 1) -> np.ndarray:
+    return np.zeros((count, 1, 32, width), np.float32)
+
+
+class ServedWidthReader(WidthReader):
+    async def read(self, lines: list[np.ndarray]) -> list[Reading]:
+        return self(lines)
+
+
+def test_the_postprocess_step_reads_the_unsure_lines_it_is_given_again():
+    reader = ServedWidthReader({50: 0.99})
+    readings, read_again = asyncio.run(read_logits_again(logits_of(16, sure=False, count=2), sent(60, 2), 513, 0.7,
+                                                         LineLimits(), reader.read))
+    assert reader.calls == [[50, 50, 72, 72]] and read_again == 2 and [r.text for r in readings] == ["50", "50"]
+
+
+@pytest.mark.parametrize("sure", [True, False])
+def test_the_postprocess_step_reads_logits_once_where_it_is_not_given_their_lines_or_is_sure(sure):
+    reader = ServedWidthReader({})
+    given = sent(60) if sure else None
+    readings, read_again = asyncio.run(read_logits_again(logits_of(16, sure), given, 513, 0.7, LineLimits(),
+                                                         reader.read))
+    assert reader.calls == [] and read_again == 0 and [r.text for r in readings] == ["a"]
+
+
+@pytest.mark.parametrize(("lines", "says"), [
+    (np.zeros((1, 32, 60), np.float32), r"LINE must be \[1, 1, 32, W\], the lines of the 1 LOGITS; got \[1, 32, 60\]"),
+    (sent(60, count=2), r"LINE must be \[1, 1, 32, W\].*got \[2, 1, 32, 60\]"),
+    (np.zeros((1, 1, 16, 60), np.float32), r"got \[1, 1, 16, 60\]"),
+    (sent(64), "LINE is 64 wide, which the recogniser reads in 17 time steps; LOGITS has 16"),
+    (sent(2), "LINE is 2 wide; lines are 4 to 2048 wide"),
+    (np.full((1, 1, 32, 60), np.nan, np.float32), "LINE contains NaN or infinite values"),
+])
+def test_lines_sent_beside_their_logits_are_checked_like_any_input(lines, says):
+    with pytest.raises(InputError, match=says):
+        grey_lines(lines, 16, 1, LineLimits())
+
+
+def test_lines_sent_beside_their_logits_come_back_as_the_grey_lines_they_were_made_from():
+    grey = np.random.default_rng(0).integers(0, 256, (32, 60), dtype=np.uint8)
+    assert (grey_lines(normalize(grey)[np.newaxis, np.newaxis], 16, 1, LineLimits())[0] == grey).all()
+
+
+def test_the_postprocess_steps_settings_come_from_its_config_and_bad_ones_say_what_to_change():
+    settings = postprocess_settings({"read_again_below": "0.5", "line_stretch": "1.0", "max_width": "1000"})
+    assert settings.read_again_below == 0.5 and settings.lines == LineLimits(max_width=1000, stretch=1.0)
+    assert postprocess_settings({}) == PostprocessSettings(LineLimits(), READ_AGAIN_BELOW)
+    with pytest.raises(ValueError, match="'read_again_below' must be a confidence from 0 .never. to 1, got '2'"):
+        postprocess_settings({"read_again_below": "2"})

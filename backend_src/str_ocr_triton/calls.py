@@ -1,0 +1,35 @@
+"""Calling the server's other models from a Python model (BLS): ``ocr_page`` calls the detector and the recogniser,
+``ocr_postprocess`` the recogniser, for the lines it reads again.
+
+Imported only inside Triton's Python backend, where ``triton_python_backend_utils`` exists.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+from str_ocr.contract import DETECTOR, DETECTOR_INPUT, DETECTOR_OUTPUT, INPUT_NAME, OUTPUT_NAME, RECOGNIZER
+
+CALLS = {"detector": (DETECTOR, DETECTOR_INPUT, DETECTOR_OUTPUT), "recognizer": (RECOGNIZER, INPUT_NAME, OUTPUT_NAME)}
+"""The models ``infer`` reaches, by the step ``str_ocr.page.Infer`` names: the model, its input and its output."""
+
+
+class CalledModelError(Exception):
+    """A called model answered with an error: the caller's answer keeps its code (UNAVAILABLE when the
+    recogniser's queue is full tells the client to retry)."""
+
+    def __init__(self, model: str, error: pb_utils.TritonError) -> None:
+        super().__init__(f"{model}: {error.message()}")
+        self.triton_error = pb_utils.TritonError(str(self), error.code())
+
+
+async def infer(step: str, array: np.ndarray) -> np.ndarray:
+    """``step``'s model's output for ``array``, in CPU memory; ``CalledModelError`` where it answers with an error."""
+    model, input_name, output_name = CALLS[step]
+    response = await pb_utils.InferenceRequest(
+        model_name=model, inputs=[pb_utils.Tensor(input_name, array)], requested_output_names=[output_name],
+        preferred_memory=pb_utils.PreferredMemory(pb_utils.TRITONSERVER_MEMORY_CPU, 0)).async_exec()
+    if response.has_error():
+        raise CalledModelError(model, response.error())
+    return pb_utils.get_output_tensor_by_name(response, output_name).as_numpy()

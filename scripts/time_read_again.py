@@ -1,0 +1,141 @@
+"""What the served ``ocr`` gains and costs by reading unsure lines again: one server serving ``ocr`` as configured
+(``read_again_below`` 0.7) and ``ocr_once`` (the same ensemble whose ``ocr_postprocess_once`` reads each line once),
+the same held-out variable-width lines (PNG files at their aspect ratio, as a user sends them) through both.
+
+    .venv/bin/python scripts/time_read_again.py [--count 500] [--rounds 3] [--concurrency 8] [--out DIR]
+
+Prints each model's word accuracy on the lines and how many lines were read again, then perf_analyzer's throughput
+and p95 latency for each, round after round in turn, with the ratios of each round (timings here vary from run to
+run: the ratios of one run compare). Writes ``DIR/read_again.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from google.protobuf import text_format
+from PIL import Image
+from tqdm import tqdm
+
+from str_ocr.contract import IMAGE, OCR, POSTPROCESS
+from str_ocr.evaluate import draw_group
+from str_ocr.metrics import score
+from str_ocr.synth import Sample
+from str_ocr_bench import perf_analyzer
+from str_ocr_client.requests import image_inputs, text_of
+from str_ocr_client.sending import infer_each_now
+from str_ocr_client.stats import metric_total
+from str_ocr_server.process import ServerProcess
+from str_ocr_triton.config import default_repository, read_model_config
+from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
+
+ONCE = f"{OCR}_once"
+POSTPROCESS_ONCE = f"{POSTPROCESS}_once"
+
+
+def png(sample: Sample) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(sample.image).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def write_config(model_dir: Path, config) -> None:
+    (model_dir / "config.pbtxt").write_text(text_format.MessageToString(config))
+
+
+def repository_with_once(root: Path) -> Path:
+    """A copy of the model repository with ``ocr_once`` beside ``ocr``: its last step reads each line once."""
+    repository = root / "models"
+    shutil.copytree(default_repository(), repository, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(repository / POSTPROCESS, repository / POSTPROCESS_ONCE)
+    postprocess = read_model_config(repository / POSTPROCESS_ONCE)
+    postprocess.name = POSTPROCESS_ONCE
+    postprocess.parameters["read_again_below"].string_value = "0"
+    write_config(repository / POSTPROCESS_ONCE, postprocess)
+    (repository / ONCE / "1").mkdir(parents=True)
+    ensemble = read_model_config(repository / OCR)
+    ensemble.name = ONCE
+    for step in ensemble.ensemble_scheduling.step:
+        if step.model_name == POSTPROCESS:
+            step.model_name = POSTPROCESS_ONCE
+    write_config(repository / ONCE, ensemble)
+    return repository
+
+
+def held_out_lines(seed: int, count: int) -> list[Sample]:
+    """``count`` held-out variable-width lines, half dark on light and half light on dark, at their aspect ratio."""
+    sets = draw_group("held-out", seed, (count + 1) // 2, line_stretch=1.0)
+    return [s for name, samples in sets.items() if "variable" in name for s in samples][:count]
+
+
+def read_through(server: ServerProcess, model: str, blobs: list[bytes], postprocess: str) -> tuple[list[str], int]:
+    """Each file's text as ``model`` reads it, and how many lines its postprocess step read again."""
+    before = metric_total(server.metrics_url, READ_AGAIN_COUNTER[0], model=postprocess)
+    outcomes = infer_each_now(server.grpc_url, model, [image_inputs(b) for b in blobs], 16)
+    if failed := [o.result for o in outcomes if not o.ok]:
+        raise RuntimeError(f"{model}: {len(failed)} files failed, the first: {failed[0]}")
+    read_again = metric_total(server.metrics_url, READ_AGAIN_COUNTER[0], model=postprocess) - before
+    return [text_of(o.result)[0] for o in outcomes], int(read_again)
+
+
+def input_data(blobs: list[bytes], path: Path) -> Path:
+    """perf_analyzer's ``--input-data``: each file's bytes, ``b64``, one file per request."""
+    data = [{IMAGE: {"b64": base64.b64encode(b).decode(), "shape": [len(b)]}} for b in blobs]
+    path.write_text(json.dumps({"data": data}))
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=500, help="lines (default %(default)s)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="perf_analyzer runs of each, in turn (default %(default)s)")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=8118, help="seed of the lines (default %(default)s)")
+    parser.add_argument("--out", type=Path, default=Path("runs/read_again"), help="where the results go")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    samples = held_out_lines(args.seed, args.count)
+    blobs, truths = [png(s) for s in samples], [s.text for s in samples]
+    models = {OCR: POSTPROCESS, ONCE: POSTPROCESS_ONCE}
+    results: dict = {"lines": len(samples), "seed": args.seed, "concurrency": args.concurrency, "models": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        server = ServerProcess(repository=repository_with_once(Path(tmp)), models=list(models),
+                               log_path=args.out / "server.log").start()
+        try:
+            for model, postprocess in models.items():
+                texts, read_again = read_through(server, model, blobs, postprocess)
+                accuracy = score(texts, truths).word_accuracy
+                results["models"][model] = {"word_accuracy": accuracy, "read_again": read_again, "runs": []}
+                print(f"{model}: word accuracy {accuracy:.2%} on {len(samples)} lines, {read_again} read again")
+            data = input_data(blobs, Path(tmp) / "lines.json")
+            for _ in tqdm(range(args.rounds), desc="perf_analyzer rounds"):
+                for model in models:
+                    run = perf_analyzer.run(server.grpc_url, model, f"{args.concurrency}:{args.concurrency}",
+                                            Path(tmp) / "perf.csv", 1, None, extra=("--input-data", str(data)))
+                    measured = run.measurements[0]
+                    results["models"][model]["runs"].append({"throughput": measured.throughput,
+                                                             "p95_ms": measured.p95_us / 1e3})
+        finally:
+            server.stop()
+    report(results)
+    (args.out / "read_again.json").write_text(json.dumps(results, indent=2))
+
+
+def report(results: dict) -> None:
+    reading, once = results["models"][OCR]["runs"], results["models"][ONCE]["runs"]
+    print(f"| round | {OCR} lines/s | {ONCE} lines/s | ratio | {OCR} p95 ms | {ONCE} p95 ms | ratio |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for k, (a, b) in enumerate(zip(reading, once), 1):
+        print(f"| {k} | {a['throughput']:.1f} | {b['throughput']:.1f} | {a['throughput'] / b['throughput']:.2f} | "
+              f"{a['p95_ms']:.1f} | {b['p95_ms']:.1f} | {a['p95_ms'] / b['p95_ms']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
