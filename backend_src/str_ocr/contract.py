@@ -61,8 +61,8 @@ TUTORIAL_WIDTH = 100
 """The tutorial's fixed input width: 32x100 lines, 26 CTC time steps."""
 LINE_STRETCH = 1.2
 """How much wider than its aspect ratio a line is scaled when no width is given: more columns a character, for faces
-narrower than those the weights were trained on. ``ocr_preprocess`` and ``ocr_page`` take another as their
-``line_stretch`` parameter."""
+narrower than those the weights were trained on. ``ocr_preprocess``, ``ocr_postprocess`` and ``ocr_page`` take another
+as their ``line_stretch`` parameter."""
 UNSTRETCHED = 1.0
 """The line stretch that keeps a line's aspect ratio (a width factor of 1): an image as a user sends it."""
 STRETCH_RANGE = (0.25, 4.0)
@@ -113,10 +113,11 @@ POSTPROCESS_PARAMETERS = {
     "max_width": MAX_WIDTH,
     "line_stretch": LINE_STRETCH,
     "read_again_below": READ_AGAIN_BELOW,
+    "max_requests_in_flight": 32,
 }
 """ocr_postprocess's ``parameters`` and their defaults: it refuses logits of more time steps than a line ``max_width``
-wide gives, and reads the lines it is given (``LINE``) again within the widths and from the stretch of
-ocr_preprocess's."""
+wide gives, reads the lines it is given (``LINE``) again within the widths and from the stretch of
+ocr_preprocess's, and has at most ``max_requests_in_flight`` of them waiting on the recogniser per instance."""
 DETECTION_PARAMETERS = {
     "min_side": 736,
     "max_side": 2000,

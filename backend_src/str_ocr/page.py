@@ -25,6 +25,7 @@ from PIL import Image
 
 from .contract import CROP_BATCHINGS, PAGE_PARAMETERS, output_length
 from .detection import Boxes, DetectorSettings, detector_input, find_boxes, reading_order
+from .errors import Cancelled
 from .images import ImageLimits, open_image, to_rgb
 from .preprocess import LineLimits, denormalize, normalize, resize_line
 from .read_again import rereading
@@ -35,10 +36,6 @@ LETTER_GAP_RATIO = 2.0
 and monospaced ones space their letters far apart."""
 WORD_MARGIN = 0.15
 """Blank kept on each side of a word cut from a line, as a share of the line's height."""
-
-
-class Cancelled(Exception):
-    """The client gave up on its request: the rest of its page is not worth reading."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +167,7 @@ class PageSettings:
         if not 0 < self.word_gap < 10 or self.group_padding < 0:
             raise ValueError("word_gap must be a positive share of a line's height, group_padding 0 or more")
         if not 0 <= self.read_again_below <= 1:
-            raise ValueError(f"read_again_below must be a confidence from 0 to 1, got {self.read_again_below}")
+            raise ValueError(f"read_again_below must be a confidence from 0 (never) to 1, got {self.read_again_below}")
 
 
 @dataclass(frozen=True)
@@ -213,10 +210,12 @@ async def read_words(lines: Sequence[np.ndarray], settings: PageSettings, infer:
     """Each line's reading, a line less sure than ``settings.read_again_below`` read again at other stretches and
     keeping its most confident reading (``str_ocr.read_again``); and how many lines were read again."""
     first = [greedy_decode(logits) for logits in await recognise(lines, settings, infer, cancelled)]
-    again = rereading([denormalize(line[0]) for line in lines], first, settings.read_again_below, settings.lines)
-    if not again.unsure:
+    if not settings.read_again_below:
         return first, 0
-    return again.kept(first, await read_grey_lines(again.lines, settings, infer, cancelled)), len(again.unsure)
+    plan = rereading([denormalize(line[0]) for line in lines], first, settings.read_again_below, settings.lines)
+    if not plan.of:
+        return first, 0
+    return plan.kept(first, await read_grey_lines(plan.resampled, settings, infer, cancelled)), plan.count
 
 
 async def read_grey_lines(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,

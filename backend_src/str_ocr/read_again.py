@@ -4,8 +4,8 @@ A variable-width line is read ``LINE_STRETCH`` times as wide as its aspect ratio
 probability (``Reading.confidence``) is below a threshold, the same line is resampled to other stretches and read
 again, and the most confident of the readings is kept. Only the unsure lines cost more.
 
-``Rereading`` says which lines to read again and keeps the best readings; the caller reads them, in one call, the
-way it reads (in process, or through a served recogniser).
+``rereading`` says which lines to read again, and ``Rereading.kept`` keeps the best readings; the caller reads them,
+in one call, the way it reads (in process, or through a served recogniser).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ READ_AGAIN_STRETCHES = (UNSTRETCHED, LINE_STRETCH * LINE_STRETCH)
 
 LineReader = Callable[[list[np.ndarray]], list[Reading]]
 """``read(lines)``: the readings of grey ``[32, W]`` uint8 lines, in order."""
-ServedLineReader = Callable[[list[np.ndarray]], Awaitable[list[Reading]]]
-"""``await read(lines)``: the same, from a served recogniser."""
+ServedLineReader = Callable[[list[np.ndarray]], Awaitable[list[Reading] | None]]
+"""``await read(lines)``: the same, from a served recogniser; None where it could not read them."""
 
 
 def restretched(line: np.ndarray, stretch: float, limits: LineLimits = LineLimits()) -> np.ndarray:
@@ -41,31 +41,42 @@ def restretched(line: np.ndarray, stretch: float, limits: LineLimits = LineLimit
 
 @dataclass(frozen=True)
 class Rereading:
-    """The unsure lines (``unsure``: their indices) resampled to each other stretch (``lines``: stretch by stretch,
-    in the order of ``unsure``), to be read in one call."""
+    """Lines to read again: ``resampled``, each line ``of[k]`` resampled to another stretch, to be read in one
+    call."""
 
-    unsure: list[int]
-    lines: list[np.ndarray]
+    of: list[int]
+    resampled: list[np.ndarray]
+
+    @property
+    def count(self) -> int:
+        """How many lines are read again."""
+        return len(set(self.of))
 
     def kept(self, first: Sequence[Reading], again: Sequence[Reading]) -> list[Reading]:
-        """``first`` with each unsure line's reading replaced by the most confident of its readings (the first on
-        a tie); ``again``: the readings of ``lines``."""
-        if len(again) != len(self.lines):
-            raise ValueError(f"{len(self.lines)} lines were to be read again; {len(again)} readings came back")
+        """``first`` with each line's reading replaced by the most confident of its readings (the first on a tie);
+        ``again``: the readings of ``resampled``."""
+        if len(again) != len(self.resampled):
+            raise ValueError(f"{len(self.resampled)} lines were to be read again; {len(again)} readings came back")
         readings = list(first)
-        for k, index in enumerate(self.unsure):
-            readings[index] = max([first[index], *again[k::len(self.unsure)]], key=lambda r: r.confidence)
+        for index, reading in zip(self.of, again):
+            if reading.confidence > readings[index].confidence:
+                readings[index] = reading
         return readings
 
 
 def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float,
               limits: LineLimits = LineLimits(), stretches: Sequence[float] = READ_AGAIN_STRETCHES) -> Rereading:
     """What to read again of ``lines`` (grey ``[32, W]`` uint8, read once as ``first``): each line less sure than
-    ``below``, at each of ``stretches`` but the one it was served at (``limits.stretch``)."""
+    ``below``, resampled to each of ``stretches`` that changes its width (not the stretch it was served at,
+    ``limits.stretch``, nor one that ``limits`` clamp to the width it has)."""
     unsure = [i for i, reading in enumerate(first) if reading.confidence < below]
-    others = [stretch for stretch in stretches if stretch != limits.stretch] if unsure else []
-    return Rereading(unsure if others else [],
-                     [restretched(lines[i], stretch, limits) for stretch in others for i in unsure])
+    plan = Rereading([], [])
+    for stretch in stretches:
+        for i in unsure:
+            if (line := restretched(lines[i], stretch, limits)).shape != lines[i].shape:
+                plan.of.append(i)
+                plan.resampled.append(line)
+    return plan
 
 
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
@@ -74,25 +85,26 @@ def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below
     """The readings of ``lines``, each read once and the unsure read again (``rereading``); and how many lines
     were read again."""
     first = read(list(lines))
-    again = rereading(lines, first, below, limits, stretches)
-    if not again.unsure:
+    plan = rereading(lines, first, below, limits, stretches)
+    if not plan.of:
         return first, 0
-    return again.kept(first, read(again.lines)), len(again.unsure)
+    return plan.kept(first, read(plan.resampled)), plan.count
 
 
 async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_steps: int, below: float,
                             limits: LineLimits, read: ServedLineReader) -> tuple[list[Reading], int]:
     """``ocr_postprocess``'s reading: the readings of ``logits`` ``[N, T, 37]`` (``text.read_logits``, at most
     ``max_steps`` time steps) and, where the recogniser inputs they came from are given (``lines``,
-    ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read``; and how
-    many lines were."""
+    ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read`` (the first
+    readings kept where it cannot); and how many lines were."""
     first = read_logits(logits, max_steps)
     if lines is None:
         return first, 0
-    again = rereading(grey_lines(lines, logits.shape[1], len(first), limits), first, below, limits)
-    if not again.unsure:
+    plan = rereading(grey_lines(lines, logits.shape[1], len(first), limits), first, below, limits)
+    again = await read(plan.resampled) if plan.of else None
+    if again is None:
         return first, 0
-    return again.kept(first, await read(again.lines)), len(again.unsure)
+    return plan.kept(first, again), plan.count
 
 
 def grey_lines(lines: np.ndarray, steps: int, count: int, limits: LineLimits) -> list[np.ndarray]:

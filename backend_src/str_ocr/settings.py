@@ -131,17 +131,24 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
 
 @dataclass(frozen=True)
 class PostprocessSettings:
-    """What ``ocr_postprocess`` is configured with: the widths and stretch of ``ocr_preprocess``'s lines, and the
-    confidence below which it reads a line again (0: never)."""
+    """What ``ocr_postprocess`` is configured with: the widths and stretch of ``ocr_preprocess``'s lines, the
+    confidence below which it reads a line again (0: never), and how many of its lines an instance has waiting on the
+    recogniser at most."""
 
     lines: LineLimits
     read_again_below: float
+    max_requests_in_flight: int
 
 
 def postprocess_settings(parameters: Mapping[str, str]) -> PostprocessSettings:
     """ocr_postprocess's settings; the defaults are ``str_ocr.contract.POSTPROCESS_PARAMETERS``."""
+    defaults = POSTPROCESS_PARAMETERS
+    in_flight = setting(parameters, "max_requests_in_flight", int, defaults["max_requests_in_flight"],
+                        "a number of requests")
+    if in_flight < 1:
+        raise ValueError("model parameter 'max_requests_in_flight' must be at least 1")
     return PostprocessSettings(line_limits(parameters, stretched=True),
-                               read_again_below(parameters, POSTPROCESS_PARAMETERS["read_again_below"]))
+                               read_again_below(parameters, defaults["read_again_below"]), in_flight)
 
 
 @dataclass(frozen=True)

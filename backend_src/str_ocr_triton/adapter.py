@@ -6,22 +6,26 @@ Imported only inside Triton's Python backend, where ``triton_python_backend_util
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 
 import triton_python_backend_utils as pb_utils
 
-from str_ocr.errors import InputError
+from str_ocr.errors import Cancelled, InputError
 from str_ocr_triton.calls import CalledModelError
 from str_ocr_triton.metric_labels import instance_labels
 
 Outputs = list  # of pb_utils.Tensor
 
 
-def error_response(error: Exception) -> pb_utils.InferenceResponse:
-    """INVALID_ARG for a request the caller must change (an ``InputError``), a called model's own error and code
-    for its failure (``CalledModelError``), INTERNAL for anything else."""
+def error_response(error: BaseException) -> pb_utils.InferenceResponse:
+    """INVALID_ARG for a request the caller must change (an ``InputError``), CANCELLED for one its client gave up
+    on, a called model's own error and code for its failure (``CalledModelError``), INTERNAL for anything else."""
     if isinstance(error, CalledModelError):
         return pb_utils.InferenceResponse(error=error.triton_error)
+    if isinstance(error, (Cancelled, asyncio.CancelledError)):
+        return pb_utils.InferenceResponse(error=pb_utils.TritonError("the client cancelled the request",
+                                                                    pb_utils.TritonError.CANCELLED))
     code = pb_utils.TritonError.INVALID_ARG if isinstance(error, InputError) else pb_utils.TritonError.INTERNAL
     return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(error), code))
 

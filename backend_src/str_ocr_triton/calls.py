@@ -6,6 +6,9 @@ Imported only inside Triton's Python backend, where ``triton_python_backend_util
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
@@ -33,3 +36,15 @@ async def infer(step: str, array: np.ndarray) -> np.ndarray:
     if response.has_error():
         raise CalledModelError(model, response.error())
     return pb_utils.get_output_tensor_by_name(response, output_name).as_numpy()
+
+
+def limited(count: int) -> Callable[[str, np.ndarray], Awaitable[np.ndarray]]:
+    """``infer`` with at most ``count`` of its calls waiting at once. A model that is not decoupled runs one
+    ``execute`` at a time per instance: one made in each ``execute`` bounds what an instance has waiting."""
+    slots = asyncio.Semaphore(count)
+
+    async def infer_limited(step: str, array: np.ndarray) -> np.ndarray:
+        async with slots:
+            return await infer(step, array)
+
+    return infer_limited

@@ -14,7 +14,7 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from str_ocr.contract import BOXES, CONFIDENCES, IMAGE, TEXTS
-from str_ocr.page import Cancelled, read_page
+from str_ocr.page import read_page
 from str_ocr.settings import model_parameters, page_settings
 from str_ocr_triton.adapter import InstanceCounter, error_response, input_array
 from str_ocr_triton.calls import infer
@@ -46,10 +46,7 @@ class TritonPythonModel:
                 self.dropped.increment(page.dropped)
             self.read_again.increment(page.read_again)
             return pb_utils.InferenceResponse(output_tensors=outputs(page))
-        except (Cancelled, asyncio.CancelledError):
-            return pb_utils.InferenceResponse(error=pb_utils.TritonError("the client cancelled the request",
-                                                                        pb_utils.TritonError.CANCELLED))
-        except Exception as error:  # noqa: BLE001 - this request's answer
+        except (Exception, asyncio.CancelledError) as error:  # noqa: BLE001 - this request's answer
             return error_response(error)
 
     def finalize(self):

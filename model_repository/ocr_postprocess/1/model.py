@@ -2,8 +2,9 @@
 
 Given the line the logits came from too (``LINE``, as in the ``ocr`` ensemble), it reads a line it is less sure
 of than ``read_again_below`` again at other stretches through text_recognition (BLS), each line its own request,
-and keeps the most confident reading (``str_ocr.read_again``). Settings: ``str_ocr.contract.POSTPROCESS_PARAMETERS``
-(see ``str_ocr.settings``). Its counter (``str_ocr_triton.metric_labels``): the lines read again.
+and keeps the most confident reading (``str_ocr.read_again``); where the recogniser cannot (its queue full), the
+first reading stands. Settings: ``str_ocr.contract.POSTPROCESS_PARAMETERS`` (see ``str_ocr.settings``). Its counter
+(``str_ocr_triton.metric_labels``): the lines read again.
 """
 
 import asyncio
@@ -17,12 +18,8 @@ from str_ocr.page import PageSettings, read_grey_lines
 from str_ocr.read_again import read_logits_again
 from str_ocr.settings import model_parameters, postprocess_settings
 from str_ocr_triton.adapter import InstanceCounter, error_response, input_array
-from str_ocr_triton.calls import infer
+from str_ocr_triton.calls import CalledModelError, limited
 from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
-
-EACH_LINE_ITS_OWN_REQUEST = PageSettings(crop_batching="ragged")
-"""Lines read again are sent as ocr_page sends its crops: each its own request, pooled by the recogniser's ragged
-batcher with every other line in flight, at most ``max_requests_in_flight`` of a request's at once."""
 
 
 def outputs(readings):
@@ -35,24 +32,32 @@ class TritonPythonModel:
     def initialize(self, args):
         self.settings = postprocess_settings(model_parameters(json.loads(args["model_config"])))
         self.max_steps = output_length(self.settings.lines.max_width)
+        # As ocr_page sends its crops: each line its own request, pooled by the recogniser's ragged batcher.
+        self.sending = PageSettings(crop_batching="ragged",
+                                    max_requests_in_flight=self.settings.max_requests_in_flight)
         self.read_again = InstanceCounter(args, READ_AGAIN_COUNTER)
 
     async def execute(self, requests):
-        return list(await asyncio.gather(*(self.answer(request) for request in requests)))
+        infer = limited(self.settings.max_requests_in_flight)
+        return list(await asyncio.gather(*(self.answer(request, infer) for request in requests)))
 
-    async def answer(self, request):
+    async def answer(self, request, infer):
+        async def read(lines):
+            try:
+                return await read_grey_lines(lines, self.sending, infer, request.is_cancelled)
+            except CalledModelError as error:
+                pb_utils.Logger.log_warn(f"{len(lines)} lines not read again, their first readings kept: {error}")
+                return None
+
         try:
             line = pb_utils.get_input_tensor_by_name(request, LINE)
             readings, read_again = await read_logits_again(
                 input_array(request, LOGITS), None if line is None else line.as_numpy(), self.max_steps,
-                self.settings.read_again_below, self.settings.lines, self.read_lines)
+                self.settings.read_again_below, self.settings.lines, read)
             self.read_again.increment(read_again)
             return pb_utils.InferenceResponse(output_tensors=outputs(readings))
-        except Exception as error:  # noqa: BLE001 - this request's answer
+        except (Exception, asyncio.CancelledError) as error:  # noqa: BLE001 - this request's answer
             return error_response(error)
-
-    async def read_lines(self, lines):
-        return await read_grey_lines(lines, EACH_LINE_ITS_OWN_REQUEST, infer)
 
     def finalize(self):
         self.read_again.close()

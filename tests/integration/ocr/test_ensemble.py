@@ -59,7 +59,7 @@ def test_concurrent_requests_are_batched_in_every_step(server):
         answers = read(server.grpc_url, [i.data for i in items], concurrency=32)
         after = {m: counts_since(client, before[m], len(items), model=m, admin_key=server.admin_key) for m in STEPS}
         read_again = int(read_again_total(server) - read_before)
-    assert all(isinstance(a, tuple) for a in answers)
+    assert all(isinstance(a, tuple) for a in answers) and read_again > 0
     for model, (inferences, executions) in after.items():
         # The recogniser reads each line once, and each line read again at the two other stretches.
         assert inferences == len(items) + (2 * read_again if model == RECOGNIZER else 0)
@@ -137,7 +137,7 @@ def test_the_postprocess_step_reads_the_unsure_lines_it_is_given_again_through_t
 
 def test_the_postprocess_step_checks_the_lines_it_is_given_like_any_input(server):
     line = word_line("hello")
-    bad = {"one column short": (line[..., :-4], "time steps; LOGITS has"),
+    bad = {"a time step short": (line[..., :-4], "time steps; LOGITS has"),
            "non-finite": (np.full_like(line, np.nan), "NaN or infinite"),
            "not 32 high": (line[:, :, :16], "LINE")}  # refused by Triton itself, as the config's dims say
     good = [[tensor(LOGITS, unsure_logits(line)), tensor(LINE, line)]] * 4

@@ -207,7 +207,9 @@ def test_weights_against_themselves_read_every_line_alike():
     shipped, _ = served_weights()
     results = main(["--checkpoint", str(shipped), "--against", str(shipped), "--count", "40",
                     "--sets", "held-out", "--examples", "0"])
-    # Some lines are misread, and each the same way by both: the other weights read the very same lines.
+    # Some lines are misread, and each the same way by both: the other weights read the very same lines, and read
+    # the unsure ones again as the evaluated weights do.
+    assert results["against_read_again_below"] == results["read_again_below"] == READ_AGAIN_BELOW
     assert min(r["word_accuracy"] for r in results["sets"].values()) < 1
     assert all(r["against"]["only_evaluated"] == r["against"]["only_against"] == 0 == r["against"]["margin"]
                for r in results["sets"].values())

@@ -7,10 +7,10 @@ from PIL import Image, ImageDraw, ImageFont
 
 from str_ocr.contract import LINE_STRETCH, output_length
 from str_ocr.detection import Boxes
-from str_ocr.errors import InputError
+from str_ocr.errors import Cancelled, InputError
 from str_ocr.images import ImageLimits
-from str_ocr.page import (Cancelled, PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise,
-                          strongest, upright, word_spans)
+from str_ocr.page import (PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise, strongest,
+                          upright, word_spans)
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import READ_AGAIN_STRETCHES, restretched
 from str_ocr.settings import line_limits, page_settings

@@ -73,14 +73,16 @@ def test_a_line_is_not_read_again_at_the_stretch_it_was_served_at():
 
 def test_a_rereading_refuses_readings_that_do_not_match_its_lines():
     plan = rereading([line(60)], [Reading("60", 0.5)], below=0.8)
-    assert [x.shape[1] for x in plan.lines] == [50, 72] and plan.unsure == [0]
+    assert [x.shape[1] for x in plan.resampled] == [50, 72] and plan.of == [0, 0] and plan.count == 1
     with pytest.raises(ValueError, match="2 lines were to be read again; 1 readings came back"):
         plan.kept([Reading("60", 0.5)], [Reading("50", 0.9)])
 
 
-def test_lines_are_read_again_within_the_served_widths():
+def test_lines_are_read_again_within_the_served_widths_and_not_where_they_would_be_as_wide_as_before():
     plan = rereading([line(1000)], [Reading("", 0.1)], below=0.8, limits=LineLimits(max_width=1100, stretch=1.2))
-    assert [x.shape[1] for x in plan.lines] == [833, 1100]
+    assert [x.shape[1] for x in plan.resampled] == [833, 1100]
+    widest = rereading([line(MAX_WIDTH), line(MIN_WIDTH)], [Reading("", 0.1)] * 2, below=0.8)
+    assert [x.shape[1] for x in widest.resampled] == [1707, 5] and widest.of == [0, 1]  # 1.44x clamped; 1x clamped
 
 
 def logits_of(text_steps: int, sure: bool, count: int = 1) -> np.ndarray:
@@ -101,9 +103,18 @@ class ServedWidthReader(WidthReader):
 
 def test_the_postprocess_step_reads_the_unsure_lines_it_is_given_again():
     reader = ServedWidthReader({50: 0.99})
-    readings, read_again = asyncio.run(read_logits_again(logits_of(16, sure=False, count=2), sent(60, 2), 513, 0.7,
-                                                         LineLimits(), reader.read))
-    assert reader.calls == [[50, 50, 72, 72]] and read_again == 2 and [r.text for r in readings] == ["50", "50"]
+    logits = np.concatenate([logits_of(16, sure=True), logits_of(16, sure=False), logits_of(16, sure=True)])
+    readings, read_again = asyncio.run(read_logits_again(logits, sent(60, 3), 513, 0.7, LineLimits(), reader.read))
+    assert reader.calls == [[50, 72]] and read_again == 1 and [r.text for r in readings] == ["a", "50", "a"]
+
+
+def test_the_postprocess_step_keeps_the_first_readings_where_the_recogniser_cannot_read_again():
+    async def unavailable(lines: list[np.ndarray]) -> None:
+        return None
+
+    readings, read_again = asyncio.run(read_logits_again(logits_of(16, sure=False), sent(60), 513, 0.7, LineLimits(),
+                                                         unavailable))
+    assert [r.text for r in readings] == ["a"] and read_again == 0
 
 
 @pytest.mark.parametrize("sure", [True, False])
@@ -136,6 +147,8 @@ def test_lines_sent_beside_their_logits_come_back_as_the_grey_lines_they_were_ma
 def test_the_postprocess_steps_settings_come_from_its_config_and_bad_ones_say_what_to_change():
     settings = postprocess_settings({"read_again_below": "0.5", "line_stretch": "1.0", "max_width": "1000"})
     assert settings.read_again_below == 0.5 and settings.lines == LineLimits(max_width=1000, stretch=1.0)
-    assert postprocess_settings({}) == PostprocessSettings(LineLimits(), READ_AGAIN_BELOW)
+    assert postprocess_settings({}) == PostprocessSettings(LineLimits(), READ_AGAIN_BELOW, 32)
+    with pytest.raises(ValueError, match="'max_requests_in_flight' must be at least 1"):
+        postprocess_settings({"max_requests_in_flight": "0"})
     with pytest.raises(ValueError, match="'read_again_below' must be a confidence from 0 .never. to 1, got '2'"):
         postprocess_settings({"read_again_below": "2"})
