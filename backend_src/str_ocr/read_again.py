@@ -70,13 +70,14 @@ def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: floa
     ``below``, resampled to each of ``stretches`` that changes its width (not the stretch it was served at,
     ``limits.stretch``, nor one that ``limits`` clamp to the width it has)."""
     unsure = [i for i, reading in enumerate(first) if reading.confidence < below]
-    plan = Rereading([], [])
+    of, resampled = [], []
     for stretch in stretches:
         for i in unsure:
-            if (line := restretched(lines[i], stretch, limits)).shape != lines[i].shape:
-                plan.of.append(i)
-                plan.resampled.append(line)
-    return plan
+            line = restretched(lines[i], stretch, limits)
+            if line.shape != lines[i].shape:
+                of.append(i)
+                resampled.append(line)
+    return Rereading(of, resampled)
 
 
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
