@@ -37,6 +37,9 @@ MAX_CHARS = 25
 FIXED_MAX_CHARS = 12
 """Longest string drawn into the tutorial's fixed 32x100 input: past about 12 characters each one
 is squeezed under 8 pixels wide (2 time steps), which a reader of 32-pixel-high text cannot resolve."""
+LONG_FIXED_MIN_CHARS = 9
+"""Shortest string of a ``Variety.long_fixed`` line: from 9 characters on, each is squeezed to about 11 pixels or
+less."""
 
 THIN_MIN_SIZE = 36
 """Smallest font size thinned: below it, thinning erases more of a serif face's hairlines."""
@@ -99,6 +102,9 @@ class Variety:
     look_alikes: float = 0.0
     """Lines of random characters whose characters are drawn from ``CONFUSED_CHARACTERS`` alone, not from all of
     0-9a-z."""
+    long_fixed: float = 0.0
+    """Fixed 32x100 lines of ``LONG_FIXED_MIN_CHARS`` characters or more (up to the line's most): the lines squeezed
+    narrowest."""
 
 
 def figure_features(font: ImageFont.FreeTypeFont, old_style: bool) -> list[str] | None:
@@ -194,10 +200,10 @@ class TextLineSynth:
         """1 to ``max_chars`` characters: random ones, word-like syllables, or numbers and codes."""
         return self.text_and_kind(max_chars)[0]
 
-    def text_and_kind(self, max_chars: int = MAX_CHARS) -> tuple[str, str]:
-        """``random_text`` and which of ``TEXT_KINDS`` it is."""
+    def text_and_kind(self, max_chars: int = MAX_CHARS, min_chars: int = 1) -> tuple[str, str]:
+        """``random_text`` of ``min_chars`` to ``max_chars`` characters, and which of ``TEXT_KINDS`` it is."""
         rng = self.rng
-        length = rng.randint(1, max_chars)
+        length = rng.randint(min(min_chars, max_chars), max_chars)
         kind = rng.random()
         if kind < 0.35:
             alphabet = CONFUSED_CHARACTERS if self._chance(self.variety.look_alikes) else ALPHABET
@@ -325,10 +331,12 @@ class TextLineSynth:
         return self._degrade(line), drawn, case, face
 
     def sample(self, width: int | None = None, max_chars: int | None = None) -> Sample:
-        """A random line; at the tutorial's 32x100, strings of at most ``FIXED_MAX_CHARS``."""
+        """A random line; at the tutorial's 32x100, strings of at most ``FIXED_MAX_CHARS`` (``Variety.long_fixed``'s
+        share of them of ``LONG_FIXED_MIN_CHARS`` or more)."""
         if max_chars is None:
             max_chars = FIXED_MAX_CHARS if width == TUTORIAL_WIDTH else MAX_CHARS
-        text, kind = self.text_and_kind(max_chars)
+        long = width == TUTORIAL_WIDTH and self._chance(self.variety.long_fixed)
+        text, kind = self.text_and_kind(max_chars, LONG_FIXED_MIN_CHARS if long else 1)
         line, drawn, case, face = self._render(text, width)
         return Sample(line, text, np.asarray(drawn) if self.keep_source else None, kind, case, face)
 

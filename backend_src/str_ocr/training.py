@@ -292,11 +292,12 @@ class SyntheticBatches(IterableDataset):
         return samples
 
     def _synths(self, seed: int) -> list[TextLineSynth]:
-        """The run's lines, then the earlier ones if any. These are drawn as before but for the look-alike lines:
-        those change what a line says, not how it is drawn, and the earlier faces confuse the same characters."""
+        """The run's lines, then the earlier ones if any. These are drawn as before but for the look-alike and the
+        long fixed lines: those change what a line says, not how it is drawn, and the earlier faces confuse the same
+        characters and lose the same squeezed lines."""
         synths = [TextLineSynth(seed, self.fonts, variety=self.variety)]
         if self.earlier.drawn:
-            earlier = Variety(look_alikes=self.variety.look_alikes)
+            earlier = Variety(look_alikes=self.variety.look_alikes, long_fixed=self.variety.long_fixed)
             synths.append(TextLineSynth(seed + EARLIER_SEED_OFFSET, self.earlier.fonts, variety=earlier))
         return synths
 
@@ -425,7 +426,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
               "old_style_faces": "lines drawn in one of the set's faces with old-style figures, asking for them "
                                  "(onum); the set must have some",
               "look_alikes": "random-character lines drawn from the characters most often read one for another "
-                             "(0 and o, 1 and i or l, ...)"}
+                             "(0 and o, 1 and i or l, ...)",
+              "long_fixed": "fixed 32x100 lines of 9 characters or more, the earlier faces' too"}
     for name, help_text in shares.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
                             help=f"share of {help_text} (default: %(default)s)")

@@ -9,8 +9,8 @@ from str_ocr import fonts, synth as synth_module
 from str_ocr.fonts import font_files
 from str_ocr.metrics import edit_distance, score
 from str_ocr.preprocess import TUTORIAL_WIDTH
-from str_ocr.synth import (CASES, CONFUSED_CHARACTERS, FIXED_MAX_CHARS, MAX_CHARS, TEXT_KINDS, TextLineSynth,
-                           Variety, ctc_feasible)
+from str_ocr.synth import (CASES, CONFUSED_CHARACTERS, FIXED_MAX_CHARS, LONG_FIXED_MIN_CHARS, MAX_CHARS, TEXT_KINDS,
+                           TextLineSynth, Variety, ctc_feasible)
 
 HELD_OUT_OLD_STYLE = {"EBGaramond12-Regular", "EBGaramond12-Bold", "EBGaramond12-Italic"} | (
     {"OpenSans-Regular", "OpenSans-Bold", "OpenSans-Italic", "OpenSans-ExtraBold", "OpenSans-CondBold",
@@ -181,6 +181,15 @@ def test_old_style_faces_ask_for_a_set_that_has_some():
     lining = [path for path in font_files("held-out") if path.stem == "URWGothic-Book"]
     with pytest.raises(ValueError, match="none of these 1 faces has them"):
         TextLineSynth(1, lining, variety=Variety(old_style_faces=0.2))
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_long_fixed_lines_have_nine_characters_or_more_as_often_as_the_variety_says(share):
+    synth = TextLineSynth(8, "core", variety=Variety(long_fixed=share))
+    fixed = [len(synth.sample(TUTORIAL_WIDTH).text) for _ in range(30)]
+    assert (min(fixed) >= LONG_FIXED_MIN_CHARS) == (share == 1.0) and max(fixed) <= FIXED_MAX_CHARS
+    assert min(len(synth.sample().text) for _ in range(30)) < LONG_FIXED_MIN_CHARS  # variable width as before
+    assert len(synth.sample(TUTORIAL_WIDTH, max_chars=4).text) <= 4  # a line's most still holds
 
 
 def test_a_variation_of_no_share_draws_nothing_so_that_earlier_seeds_draw_the_same_lines():

@@ -188,12 +188,12 @@ def test_shares_of_earlier_lines_outside_0_to_1_are_refused(flag, capsys):
 
 
 @pytest.mark.parametrize("share", [0.0, 1.0])
-def test_earlier_lines_are_drawn_as_before_but_for_the_runs_look_alike_lines(share):
-    batches = train.SyntheticBatches(1, 8, 0.0, fonts="held-out", variety=Variety(stretch=1.0, look_alikes=share),
-                                     earlier=train.Earlier("core", 0.5))
+def test_earlier_lines_are_drawn_as_before_but_for_the_runs_look_alike_and_long_fixed_lines(share):
+    variety = Variety(stretch=1.0, look_alikes=share, long_fixed=share / 2)
+    batches = train.SyntheticBatches(1, 8, 0.0, fonts="held-out", variety=variety, earlier=train.Earlier("core", 0.5))
     current, earlier = batches._synths(3)
-    assert earlier.fonts == font_files("core") and earlier.variety == Variety(look_alikes=share)
-    assert current.variety == Variety(stretch=1.0, look_alikes=share)
+    assert earlier.fonts == font_files("core") and earlier.variety == Variety(look_alikes=share, long_fixed=share / 2)
+    assert current.variety == variety
 
 
 def test_batches_mark_the_lines_drawn_as_earlier_ones():
