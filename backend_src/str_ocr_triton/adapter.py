@@ -7,7 +7,7 @@ Imported only inside Triton's Python backend, where ``triton_python_backend_util
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import triton_python_backend_utils as pb_utils
 
@@ -44,6 +44,19 @@ def answer_each(requests: Sequence[object], work: Callable[[object], Outputs]) -
         except Exception as error:  # noqa: BLE001 - this request's answer
             results.append(error)
     return responses(results)
+
+
+async def answer_all(requests: Sequence[object],
+                     work: Callable[[object], Awaitable[Outputs]]) -> list[pb_utils.InferenceResponse]:
+    """``work`` on every request at once (each awaiting the models it calls), so that one failing or cancelled
+    request fails alone."""
+    async def answer(request: object) -> pb_utils.InferenceResponse:
+        try:
+            return pb_utils.InferenceResponse(output_tensors=await work(request))
+        except (Exception, asyncio.CancelledError) as error:  # noqa: BLE001 - this request's answer
+            return error_response(error)
+
+    return list(await asyncio.gather(*(answer(request) for request in requests)))
 
 
 def input_array(request: object, name: str):

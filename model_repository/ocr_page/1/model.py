@@ -7,7 +7,6 @@ crops of every page in flight; the words it is less sure of than ``read_again_be
 the boxes and words dropped past ``max_boxes`` and ``max_words``, and the words read again.
 """
 
-import asyncio
 import json
 
 import numpy as np
@@ -16,7 +15,7 @@ import triton_python_backend_utils as pb_utils
 from str_ocr.contract import BOXES, CONFIDENCES, IMAGE, TEXTS
 from str_ocr.page import read_page
 from str_ocr.settings import model_parameters, page_settings
-from str_ocr_triton.adapter import InstanceCounter, error_response, input_array
+from str_ocr_triton.adapter import InstanceCounter, answer_all, input_array
 from str_ocr_triton.calls import infer
 from str_ocr_triton.metric_labels import DROPPED_COUNTER, READ_AGAIN_COUNTER
 
@@ -35,19 +34,16 @@ class TritonPythonModel:
         self.read_again = InstanceCounter(args, READ_AGAIN_COUNTER)
 
     async def execute(self, requests):
-        return list(await asyncio.gather(*(self.answer(request) for request in requests)))
+        return await answer_all(requests, self.read)
 
-    async def answer(self, request):
-        try:
-            page = await read_page(input_array(request, IMAGE).tobytes(), self.settings, infer, request.is_cancelled)
-            if page.dropped:
-                pb_utils.Logger.log_warn(f"a page had {page.dropped} boxes or words past max_boxes="
-                                         f"{self.settings.max_boxes} or max_words={self.settings.max_words}: dropped")
-                self.dropped.increment(page.dropped)
-            self.read_again.increment(page.read_again)
-            return pb_utils.InferenceResponse(output_tensors=outputs(page))
-        except (Exception, asyncio.CancelledError) as error:  # noqa: BLE001 - this request's answer
-            return error_response(error)
+    async def read(self, request):
+        page = await read_page(input_array(request, IMAGE).tobytes(), self.settings, infer, request.is_cancelled)
+        if page.dropped:
+            pb_utils.Logger.log_warn(f"a page had {page.dropped} boxes or words past max_boxes="
+                                     f"{self.settings.max_boxes} or max_words={self.settings.max_words}: dropped")
+            self.dropped.increment(page.dropped)
+        self.read_again.increment(page.read_again)
+        return outputs(page)
 
     def finalize(self):
         self.dropped.close()

@@ -7,7 +7,6 @@ first reading stands. Settings: ``str_ocr.contract.POSTPROCESS_PARAMETERS`` (see
 (``str_ocr_triton.metric_labels``): the lines read again.
 """
 
-import asyncio
 import json
 
 import numpy as np
@@ -17,7 +16,7 @@ from str_ocr.contract import CONFIDENCE, LINE, LOGITS, TEXT, output_length
 from str_ocr.page import PageSettings, read_grey_lines
 from str_ocr.read_again import read_logits_again
 from str_ocr.settings import model_parameters, postprocess_settings
-from str_ocr_triton.adapter import InstanceCounter, error_response, input_array
+from str_ocr_triton.adapter import InstanceCounter, answer_all, input_array
 from str_ocr_triton.calls import CalledModelError, limited
 from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
 
@@ -39,9 +38,9 @@ class TritonPythonModel:
 
     async def execute(self, requests):
         infer = limited(self.settings.max_requests_in_flight)
-        return list(await asyncio.gather(*(self.answer(request, infer) for request in requests)))
+        return await answer_all(requests, lambda request: self.reading(request, infer))
 
-    async def answer(self, request, infer):
+    async def reading(self, request, infer):
         async def read(lines):
             try:
                 return await read_grey_lines(lines, self.sending, infer, request.is_cancelled)
@@ -49,15 +48,12 @@ class TritonPythonModel:
                 pb_utils.Logger.log_warn(f"{len(lines)} lines not read again, their first readings kept: {error}")
                 return None
 
-        try:
-            line = pb_utils.get_input_tensor_by_name(request, LINE)
-            readings, read_again = await read_logits_again(
-                input_array(request, LOGITS), None if line is None else line.as_numpy(), self.max_steps,
-                self.settings.read_again_below, self.settings.lines, read)
-            self.read_again.increment(read_again)
-            return pb_utils.InferenceResponse(output_tensors=outputs(readings))
-        except (Exception, asyncio.CancelledError) as error:  # noqa: BLE001 - this request's answer
-            return error_response(error)
+        line = pb_utils.get_input_tensor_by_name(request, LINE)
+        readings, read_again = await read_logits_again(
+            input_array(request, LOGITS), None if line is None else line.as_numpy(), self.max_steps,
+            self.settings.read_again_below, self.settings.lines, read)
+        self.read_again.increment(read_again)
+        return outputs(readings)
 
     def finalize(self):
         self.read_again.close()
