@@ -44,7 +44,7 @@ from .metrics import Scores, confusions, look_alike_accuracy, paired_difference,
 from .model import STRModel
 from .plotting import pyplot
 from .preprocess import LineLimits
-from .read_again import READ_AGAIN_STRETCHES, LineReader, read_again_where_unsure
+from .read_again import READ_AGAIN_STEP, LineReader, read_again_threshold, read_again_where_unsure
 from .recognizer import Recognizer
 from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
 from .text import Reading
@@ -360,9 +360,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="the --against weights read the same lines drawn at this stretch "
                              "(default: --line-stretch)")
     parser.add_argument("--read-again-below", type=float, default=READ_AGAIN_BELOW, metavar="C",
-                        help="read each variable-width line again where its confidence is below C, at stretches "
-                             f"{' and '.join(f'{s:g}' for s in READ_AGAIN_STRETCHES)}, keeping the most confident "
-                             "reading (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
+                        help="read each variable-width line again where its confidence is below C, "
+                             f"{READ_AGAIN_STEP:g} times narrower and wider than --line-stretch, keeping the most "
+                             "confident reading (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
     parser.add_argument("--against-read-again-below", type=float, metavar="C",
                         help="the --against weights read lines again below this confidence (default: "
                              "--read-again-below)")
@@ -379,8 +379,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.against_read_again_below = args.read_again_below
     for option, below in (("--read-again-below", args.read_again_below),
                           ("--against-read-again-below", args.against_read_again_below)):
-        if not 0 <= below <= 1:
-            parser.error(f"{option} is a confidence from 0 (never) to 1, got {below:g}")
+        try:
+            read_again_threshold(below, option)
+        except ValueError as error:
+            parser.error(str(error))
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
     return args

@@ -28,7 +28,7 @@ from .detection import Boxes, DetectorSettings, detector_input, find_boxes, read
 from .errors import Cancelled
 from .images import ImageLimits, open_image, to_rgb
 from .preprocess import LineLimits, denormalize, normalize, resize_line
-from .read_again import rereading
+from .read_again import read_again_threshold, rereading
 from .text import Reading, greedy_decode
 
 LETTER_GAP_RATIO = 2.0
@@ -166,8 +166,7 @@ class PageSettings:
             raise ValueError(f"{', '.join(bad)} must be at least 1")
         if not 0 < self.word_gap < 10 or self.group_padding < 0:
             raise ValueError("word_gap must be a positive share of a line's height, group_padding 0 or more")
-        if not 0 <= self.read_again_below <= 1:
-            raise ValueError(f"read_again_below must be a confidence from 0 (never) to 1, got {self.read_again_below}")
+        read_again_threshold(self.read_again_below)
 
 
 @dataclass(frozen=True)

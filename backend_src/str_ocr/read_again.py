@@ -16,19 +16,32 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from .contract import INPUT_HEIGHT, LINE, LINE_STRETCH, LOGITS, UNSTRETCHED, output_length
+from .contract import INPUT_HEIGHT, LINE, LINE_STRETCH, LOGITS, output_length
 from .errors import InputError
 from .preprocess import LineLimits, denormalize, resize_line
 from .text import Reading, read_logits
 
-READ_AGAIN_STRETCHES = (UNSTRETCHED, LINE_STRETCH * LINE_STRETCH)
-"""The stretches an unsure line is read again at: its own aspect ratio, and ``LINE_STRETCH`` times the served
-``LINE_STRETCH``."""
+READ_AGAIN_STEP = LINE_STRETCH
+"""How much narrower and wider than it was served an unsure line is read again: served at ``LINE_STRETCH``, at its
+own aspect ratio and at ``LINE_STRETCH`` squared."""
 
 LineReader = Callable[[list[np.ndarray]], list[Reading]]
 """``read(lines)``: the readings of grey ``[32, W]`` uint8 lines, in order."""
 ServedLineReader = Callable[[list[np.ndarray]], Awaitable[list[Reading] | None]]
 """``await read(lines)``: the same, from a served recogniser; None where it could not read them."""
+
+
+def read_again_stretches(served: float) -> tuple[float, float]:
+    """The stretches a line served at stretch ``served`` is read again at: a ``READ_AGAIN_STEP`` either side."""
+    return served / READ_AGAIN_STEP, served * READ_AGAIN_STEP
+
+
+def read_again_threshold(below: float, name: str = "read_again_below") -> float:
+    """``below``, the confidence under which a line is read again, after checking it: ``ValueError`` naming it
+    ``name`` unless it is from 0 (read each line once) to 1."""
+    if not 0 <= below <= 1:
+        raise ValueError(f"{name} must be a confidence from 0 (never) to 1, got {below:g}")
+    return below
 
 
 def restretched(line: np.ndarray, stretch: float, limits: LineLimits = LineLimits()) -> np.ndarray:
@@ -65,13 +78,13 @@ class Rereading:
 
 
 def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float,
-              limits: LineLimits = LineLimits(), stretches: Sequence[float] = READ_AGAIN_STRETCHES) -> Rereading:
-    """What to read again of ``lines`` (grey ``[32, W]`` uint8, read once as ``first``): each line less sure than
-    ``below``, resampled to each of ``stretches`` that changes its width (not the stretch it was served at,
-    ``limits.stretch``, nor one that ``limits`` clamp to the width it has)."""
-    unsure = [i for i, reading in enumerate(first) if reading.confidence < below]
+              limits: LineLimits = LineLimits(), stretches: Sequence[float] | None = None) -> Rereading:
+    """What to read again of ``lines`` (grey ``[32, W]`` uint8, read once as ``first``, served at
+    ``limits.stretch``): each line less sure than ``below``, resampled to each of ``stretches`` (by default
+    ``read_again_stretches``) that changes its width (not one that ``limits`` clamp to the width it has)."""
+    unsure = [i for i, reading in enumerate(first) if reading.confidence < read_again_threshold(below)]
     of, resampled = [], []
-    for stretch in stretches:
+    for stretch in read_again_stretches(limits.stretch) if stretches is None else stretches:
         for i in unsure:
             line = restretched(lines[i], stretch, limits)
             if line.shape != lines[i].shape:
@@ -81,7 +94,7 @@ def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: floa
 
 
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
-                            stretches: Sequence[float] = READ_AGAIN_STRETCHES,
+                            stretches: Sequence[float] | None = None,
                             limits: LineLimits = LineLimits()) -> tuple[list[Reading], int]:
     """The readings of ``lines``, each read once and the unsure read again (``rereading``); and how many lines
     were read again."""

@@ -10,7 +10,7 @@ from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, PEER_LINE_STRETCH, 
                               kind_table, main, name_is_variable_width, peer_image, plot_word_accuracy, table)
 from str_ocr.contract import LINE_STRETCH, MIN_WIDTH, READ_AGAIN_BELOW
 from str_ocr.fonts import FONT_SETS
-from str_ocr.read_again import READ_AGAIN_STRETCHES
+from str_ocr.read_again import read_again_stretches
 from str_ocr.synth import CASES, TEXT_KINDS, Sample
 from str_ocr.text import Reading
 from str_ocr_triton.config import served_weights
@@ -281,7 +281,7 @@ def test_read_again_reads_the_unsure_variable_width_lines_again_resampled_to_eac
     fixed_widths, served_widths, again = served.widths
     assert fixed_widths == [100] * 6
     assert again == [max(MIN_WIDTH, round(w * stretch / LINE_STRETCH))
-                     for stretch in READ_AGAIN_STRETCHES for w in served_widths]
+                     for stretch in read_again_stretches(LINE_STRETCH) for w in served_widths]
 
 
 def test_by_face_reads_unsure_lines_again_too(untrained):
@@ -298,4 +298,4 @@ def test_by_face_reads_unsure_lines_again_too(untrained):
 def test_read_again_below_is_a_confidence(option, below, capsys):
     with pytest.raises(SystemExit):
         main(["--checkpoint", "x.pth", option, below])
-    assert f"{option} is a confidence from 0 (never) to 1" in capsys.readouterr().err
+    assert f"{option} must be a confidence from 0 (never) to 1" in capsys.readouterr().err

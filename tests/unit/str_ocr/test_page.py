@@ -12,7 +12,7 @@ from str_ocr.images import ImageLimits
 from str_ocr.page import (PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise, strongest,
                           upright, word_spans)
 from str_ocr.preprocess import LineLimits
-from str_ocr.read_again import READ_AGAIN_STRETCHES, restretched
+from str_ocr.read_again import read_again_stretches, restretched
 from str_ocr.settings import line_limits, page_settings
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -173,7 +173,7 @@ def test_unsure_words_are_read_again_at_the_other_stretches_and_keep_the_surest_
     assert [r.text for r in reading.readings] == texts and len(infer.requests) == requests
     served, again = [shape[-1] for shape in infer.requests[:3]], [shape[-1] for shape in infer.requests[3:]]
     assert again == [restretched(np.zeros((32, w), np.uint8), stretch).shape[1]
-                     for stretch in READ_AGAIN_STRETCHES for w in served if below]
+                     for stretch in read_again_stretches(LINE_STRETCH) for w in served if below]
 
 
 def test_a_page_without_text_reads_as_no_words():

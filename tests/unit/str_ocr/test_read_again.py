@@ -8,7 +8,8 @@ import pytest
 from str_ocr.contract import MAX_WIDTH, MIN_WIDTH, NUM_CLASSES, READ_AGAIN_BELOW
 from str_ocr.errors import InputError
 from str_ocr.preprocess import LineLimits, normalize
-from str_ocr.read_again import grey_lines, read_again_where_unsure, read_logits_again, rereading, restretched
+from str_ocr.read_again import (grey_lines, read_again_stretches, read_again_threshold, read_again_where_unsure,
+                                read_logits_again, rereading, restretched)
 from str_ocr.settings import PostprocessSettings, postprocess_settings
 from str_ocr.text import Reading, encode
 
@@ -69,6 +70,23 @@ def test_a_line_is_not_read_again_at_the_stretch_it_was_served_at():
     served_at_one = LineLimits(stretch=1.0)
     assert read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0,), limits=served_at_one)[1] == 0
     assert reader.calls == [[100]]
+
+
+@pytest.mark.parametrize(("served", "width", "again"), [(1.2, 120, [100, 144]), (1.0, 100, [83, 120]),
+                                                        (2.0, 200, [167, 240])])
+def test_unsure_lines_are_read_again_a_step_narrower_and_wider_than_they_were_served(served, width, again):
+    reader = WidthReader({})
+    read_again_where_unsure([line(width)], reader, below=0.8, limits=LineLimits(stretch=served))
+    assert reader.calls == [[width], again]
+    assert read_again_stretches(served) == pytest.approx((served / 1.2, served * 1.2))
+
+
+@pytest.mark.parametrize("below", [-0.1, 1.5, float("nan")])
+def test_a_threshold_outside_0_to_1_is_refused_with_its_name(below):
+    with pytest.raises(ValueError, match="--below must be a confidence from 0 .never. to 1"):
+        read_again_threshold(below, "--below")
+    with pytest.raises(ValueError, match="read_again_below must be"):
+        rereading([line(60)], [Reading("60", 0.5)], below)
 
 
 def test_a_rereading_refuses_readings_that_do_not_match_its_lines():
