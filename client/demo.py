@@ -51,7 +51,8 @@ def summary(items: Sequence[Item], outcomes: Sequence[Outcome], seconds: float) 
              f"throughput {len(read) / seconds:.1f} images/s"]
     if read:
         latencies = np.array([s for _, _, s in read]) * 1e3
-        lines.append(f"summary: latency p50 {np.percentile(latencies, 50):.1f} ms, p95 {np.percentile(latencies, 95):.1f} ms")
+        lines.append(f"summary: latency p50 {np.percentile(latencies, 50):.1f} ms, "
+                     f"p95 {np.percentile(latencies, 95):.1f} ms")
     known = [(item, text) for item, text, _ in read if item.truth is not None]
     if known:
         exact = sum(text == item.truth for item, text in known)
@@ -82,7 +83,8 @@ async def ready(args: argparse.Namespace) -> int:
               f"(make serve, or python -m str_ocr_server --models {args.model})", file=sys.stderr)
         return EXIT_NO_MODEL
     if state is Readiness.UNREACHABLE:
-        print(f"demo: cannot reach a Triton server ({reason}); start one with `make serve`, or pass --url", file=sys.stderr)
+        print(f"demo: cannot reach a Triton server ({reason}); start one with `make serve`, or pass --url",
+              file=sys.stderr)
         return EXIT_UNREACHABLE
     return 0
 
@@ -122,19 +124,24 @@ async def read_all(args: argparse.Namespace, items: Sequence[Item]) -> int:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m client.demo", description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-u", "--url", default=f"localhost:{DEFAULT_PORTS.grpc}", help="the server's gRPC address (default %(default)s)")
+                                     epilog=__doc__.split("\n\n", 2)[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-u", "--url", default=f"localhost:{DEFAULT_PORTS.grpc}",
+                        help="the server's gRPC address (default %(default)s)")
     parser.add_argument("-m", "--model", default=None,
                         help=f"the model to call (default {OCR}, with --page {OCR_PAGE})")
     parser.add_argument("--images", type=Path, help="a folder of images to read (default: generated text lines)")
     parser.add_argument("--page", type=Path, nargs="+", metavar="FILE", help="whole images to read with ocr_page")
     parser.add_argument("--out", type=Path, default=Path("runs/demo"),
                         help="where --page writes its pictures (default %(default)s)")
-    parser.add_argument("--count", type=int, default=32, help="how many lines to generate without --images (default %(default)s)")
-    parser.add_argument("--format", choices=["png", "jpeg"], default="png", help="file format of generated lines (default %(default)s)")
+    parser.add_argument("--count", type=int, default=32,
+                        help="how many lines to generate without --images (default %(default)s)")
+    parser.add_argument("--format", choices=["png", "jpeg"], default="png",
+                        help="file format of generated lines (default %(default)s)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the generated lines (default %(default)s)")
     parser.add_argument("-c", "--concurrency", type=int, default=8, help="requests in flight (default %(default)s)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the server, and for each answer (default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="seconds to wait for the server, and for each answer (default %(default)s)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print the summary only")
     args = parser.parse_args(argv)
     args.model = args.model or (OCR_PAGE if args.page else OCR)

@@ -29,7 +29,8 @@ OUT = Path("runs/demo")
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m client.quickstart", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--words", default="triton,inference,server,2026", help="comma-separated words to render and read")
+    parser.add_argument("--words", default="triton,inference,server,2026",
+                        help="comma-separated words to render and read")
     parser.add_argument("--config-name", default=None, help="config variant to serve (default: config.pbtxt)")
     parser.add_argument("--count", type=int, default=32, help="generated images for the ocr client demo")
     args = parser.parse_args()

@@ -6,7 +6,8 @@
 A brute-force search with the local tritonserver, which Model Analyzer launches itself: instance counts 1 to
 --max-instances, max batch sizes --min-batch-size to --max-batch-size, dynamic batching, concurrency
 --min-concurrency to --max-concurrency (each doubling),
-each measured with perf_analyzer at the tutorial's shape. bench/cpu-2-cores/README.md ("Model Analyzer") compares its pick with make bench's.
+each measured with perf_analyzer at the tutorial's shape.
+bench/cpu-2-cores/README.md ("Model Analyzer") compares its pick with make bench's.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.model_analyzer.exists():
         raise SystemExit(f"analyze: no {args.model_analyzer}: run `make analyze`, which installs it")
     args.out.mkdir(parents=True, exist_ok=True)
-    results = profile(args.model_analyzer, args.out.resolve(), args.max_batch_size, args.max_instances, args.max_concurrency,
-                      args.min_batch_size, args.min_concurrency)
+    results = profile(args.model_analyzer, args.out.resolve(), args.max_batch_size, args.max_instances,
+                      args.max_concurrency, args.min_batch_size, args.min_concurrency)
     print(f"\nanalyze: Model Analyzer's five highest throughputs (all of them in {results}):")
     for row in best_rows(results):
         print("  " + ", ".join(f"{key}: {value}" for key, value in row.items() if value))

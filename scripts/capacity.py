@@ -46,7 +46,8 @@ def measure_start(bench: Path, runs: int) -> float:
         with ServerProcess():
             seconds.append(round(time.monotonic() - began, 2))
     record = {"seconds": seconds, "median_s": statistics.median(seconds),
-              "what": "python -m str_ocr_server, every model, from launch to /v2/health/ready (image and weights local)"}
+              "what": "python -m str_ocr_server, every model, from launch to /v2/health/ready "
+                      "(image and weights local)"}
     (bench / START_TIME).write_text(json.dumps(record, indent=2) + "\n")
     print(f"start to ready: {seconds} s; median {record['median_s']} s -> {bench / START_TIME}")
     return record["median_s"]
@@ -68,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench", type=Path, default=ROOT / "bench/cpu-2-cores", help="a bench/<machine> folder")
     parser.add_argument("--hpa", type=Path, default=HPA, help="the HPA manifest whose rule the day runs under")
     parser.add_argument("--simulate", help="config to simulate the day with (default: the one the image serves, "
-                                           "'recommended' on the engine auto picks here, where the bench has it; else the plan's first)")
+                                           "'recommended' on the engine auto picks here, where the bench has it; "
+                                           "else the plan's first)")
     parser.add_argument("--pod-start-s", type=float, help="pod start to ready, s (default: measured + --schedule-s)")
     parser.add_argument("--schedule-s", type=float, default=5.0,
                         help="added to the measured start: scheduling, container start, a probe period (default 5)")

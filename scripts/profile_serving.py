@@ -59,7 +59,8 @@ def shares_table(title: str, shares: dict[str, float]) -> list[str]:
     return [f"| {title} | share |", "| --- | ---: |", *rows, ""]
 
 
-def markdown(machine: dict, variant: str, result: Profile, parts: dict[str, float], best: dict, concurrency: int) -> str:
+def markdown(machine: dict, variant: str, result: Profile, parts: dict[str, float], best: dict,
+             concurrency: int) -> str:
     served = sum(v for k, v in parts.items() if k != "model alone, at its best")
     lines = [f"# Where serving's CPU goes: text_recognition ({variant}) on {machine['name']}", "",
              f"{machine['description']}. perf_analyzer `-b 2 --shape input.1:1,32,100 --concurrency-range "
@@ -99,7 +100,8 @@ def served_repository(root: Path, config_name: str | None, engine: str | None) -
     (as ``make bench`` serves its ``VARIANT@ENGINE``s)."""
     if engine is None:
         return None, config_name
-    variants = with_engines({config_name or "recommended": read_model_config(default_repository() / RECOGNIZER, config_name)},
+    variants = with_engines({config_name or "recommended": read_model_config(default_repository() / RECOGNIZER,
+                                                                             config_name)},
                             [engine])
     return build_repository(root, variants, None, None), next(iter(variants))
 
@@ -111,7 +113,8 @@ def main(argv: list[str] | None = None) -> Path:
     label = f"profile-{args.engine.replace(':', '-')}" if args.engine else "profile"
     out = args.out or Path("bench") / machine["name"] / label
     variant = (args.config_name or "config.pbtxt") + (f" on {args.engine}" if args.engine else "")
-    print(f"profile: {RECOGNIZER} ({variant}) for {args.seconds:.0f} s under perf_analyzer; results in {out}/", flush=True)
+    print(f"profile: {RECOGNIZER} ({variant}) for {args.seconds:.0f} s under perf_analyzer; results in {out}/",
+          flush=True)
     logs = Path("runs") / "profile-logs"
     logs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

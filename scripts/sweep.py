@@ -27,10 +27,13 @@ from str_ocr_triton.config import recognizer_settings
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variants", default="all", help="all | tutorial | candidates | name,name (default %(default)s)")
-    parser.add_argument("--concurrency-range", default="2:16:2", help="START:END:STEP, as perf_analyzer's (default %(default)s)")
+    parser.add_argument("--variants", default="all",
+                        help="all | tutorial | candidates | name,name (default %(default)s)")
+    parser.add_argument("--concurrency-range", default="2:16:2",
+                        help="START:END:STEP, as perf_analyzer's (default %(default)s)")
     parser.add_argument("-b", "--batch-size", type=int, default=2)
-    parser.add_argument("--measurement-interval", type=int, default=3000, help="ms per perf_analyzer window (default %(default)s)")
+    parser.add_argument("--measurement-interval", type=int, default=3000,
+                        help="ms per perf_analyzer window (default %(default)s)")
     parser.add_argument("--stability-percentage", type=int, default=10,
                         help="perf_analyzer's: how close its last three windows must be (default %(default)s)")
     parser.add_argument("--engines", default="auto",
@@ -53,7 +56,8 @@ def main(argv: list[str] | None = None) -> Path:
     levels = list(range(start, end + 1, step))
     variants = with_engines(selected_variants(args.variants), args.engines.split(","))
     served = recognizer_settings()
-    checkpoint = served.checkpoint if args.checkpoint is None else (None if args.checkpoint == "none" else Path(args.checkpoint))
+    checkpoint = served.checkpoint if args.checkpoint is None else (None if args.checkpoint == "none"
+                                                                    else Path(args.checkpoint))
     channels = args.output_channels or served.output_channels
     machine = report.machine_info(channels) | {"measurement": (
         f"perf_analyzer -m text_recognition -b {args.batch_size} --shape input.1:1,32,100 --concurrency-range C:C "

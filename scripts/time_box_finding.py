@@ -3,8 +3,9 @@ DBPostProcess (PaddleOCR's, which walks the regions one by one), on the same map
 
     .venv/bin/python scripts/time_box_finding.py [--pages 24] [--words 300]
 
-Draws pages (half of them scenes of up to --words scattered words, each its own region), runs the detector on each, saves the maps, times
-both post-processings on every map (each map once warm, then timed), and prints ms per page and boxes found.
+Draws pages (half of them scenes of up to --words scattered words, each its own region), runs the detector on each,
+saves the maps, times both post-processings on every map (each map once warm, then timed), and prints ms per page and
+boxes found.
 RapidOCR's runs in its own virtualenv (`make peers`).
 """
 

@@ -68,7 +68,8 @@ def export(model: torch.nn.Module, output: Path, dynamic_width: bool, opset: int
     arguments, names, shapes = (example,), [INPUT_NAME], (axes,)
     if with_widths:
         model = _WithWidths(model)
-        arguments, names, shapes = (example, torch.tensor([TUTORIAL_WIDTH, 60])), [INPUT_NAME, WIDTHS_NAME], (axes, {0: batch})
+        arguments, names, shapes = ((example, torch.tensor([TUTORIAL_WIDTH, 60])), [INPUT_NAME, WIDTHS_NAME],
+                                    (axes, {0: batch}))
     output.parent.mkdir(parents=True, exist_ok=True)
     # The exporter narrates each stage and warns about torchvision ops this model does not use.
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
@@ -156,7 +157,8 @@ def compare(model: torch.nn.Module, path: Path, batches: Sequence[np.ndarray], r
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Export the recogniser to ONNX, check it, compare it with PyTorch.")
-    parser.add_argument("--checkpoint", type=Path, help="weights in either format load_model reads (default: the shipped ones)")
+    parser.add_argument("--checkpoint", type=Path,
+                        help="weights in either format load_model reads (default: the shipped ones)")
     parser.add_argument("--output-channels", type=int, help="recogniser width (default: the shipped model's, 64)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="default: %(default)s")
     parser.add_argument("--dynamic-width", action="store_true", help="make the width axis dynamic too")
@@ -192,7 +194,8 @@ def main(argv: Sequence[str] | None = None,
             print(f"export: FAILED at opset {args.opset}: {type(error).__name__}: {str(error)[:500]}", file=sys.stderr)
             return 1
     print(f"export: wrote {args.output} ({args.output.stat().st_size / 1e6:.1f} MB), opset {args.opset}, "
-          f"{INPUT_NAME} -> {OUTPUT_NAME}, dynamic batch{' and width' if args.dynamic_width else ''}; onnx.checker passed")
+          f"{INPUT_NAME} -> {OUTPUT_NAME}, dynamic batch{' and width' if args.dynamic_width else ''}; "
+          "onnx.checker passed")
     print(f"export: ONNX Runtime vs PyTorch on text lines and noise at batch {', '.join(map(str, args.check_batches))} "
           f"and width {', '.join(map(str, widths))}: {parity}")
     for onnx_text, torch_text in parity.texts_differ[:5]:

@@ -85,7 +85,8 @@ def image_to_line(data: bytes, limits: ImageLimits = ImageLimits(), lines: LineL
     return line_input(grey, min_width=lines.min_width, max_width=lines.max_width, stretch=lines.stretch)
 
 
-def images_to_lines(images: np.ndarray, limits: ImageLimits = ImageLimits(), lines: LineLimits = LineLimits()) -> np.ndarray:
+def images_to_lines(images: np.ndarray, limits: ImageLimits = ImageLimits(),
+                    lines: LineLimits = LineLimits()) -> np.ndarray:
     """One request's ``IMAGE`` ``[b, N]`` (uint8 rows, each a whole file) -> ``[b, 1, 32, W]`` lines.
 
     Rows of one request share a tensor, so they must come out equally wide; send one image per
@@ -96,5 +97,6 @@ def images_to_lines(images: np.ndarray, limits: ImageLimits = ImageLimits(), lin
     decoded = [image_to_line(row.tobytes(), limits, lines) for row in images]
     widths = sorted({line.shape[-1] for line in decoded})
     if len(widths) > 1:
-        raise InputError(f"the {len(decoded)} images of this request come out {widths} pixels wide: send one image per request")
+        raise InputError(f"the {len(decoded)} images of this request come out {widths} pixels wide: "
+                         "send one image per request")
     return np.stack(decoded)

@@ -257,7 +257,8 @@ class STRModel(nn.Module):
                  context_layers: int = 0) -> None:
         super().__init__()
         if output_channels % 16:
-            raise ValueError(f"output_channels must be a multiple of 16 (the stem has output_channels / 16), got {output_channels}")
+            raise ValueError("output_channels must be a multiple of 16 (the stem has output_channels / 16), "
+                             f"got {output_channels}")
         if context_layers < 0:
             raise ValueError(f"context_layers must be 0 (none) or more, got {context_layers}")
         self.output_channels, self.context_layers = output_channels, context_layers

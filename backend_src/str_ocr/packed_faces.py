@@ -91,7 +91,8 @@ def pack_faces(sources: Iterable[Path], folder: Path) -> PackedFaces:
     """``sources`` (files under ``fonts.FONT_ROOT``) cut down into ``folder``, each at its path relative to the
     root."""
     if folder.resolve() == fonts.FONT_ROOT.resolve():
-        raise ValueError(f"{folder} is where the faces are read from (STR_OCR_FONT_ROOT): pack them into another folder")
+        raise ValueError(f"{folder} is where the faces are read from (STR_OCR_FONT_ROOT): "
+                         "pack them into another folder")
     faces = whole = size = 0
     for source in sources:
         target = folder / source.relative_to(fonts.FONT_ROOT)

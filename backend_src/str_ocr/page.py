@@ -247,7 +247,8 @@ async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: 
     if settings.crop_batching == "ragged":
         groups = [[index] for index in range(len(lines))]
     elif settings.crop_batching == "grouped":
-        groups = width_groups([line.shape[-1] for line in lines], settings.group_padding, settings.max_crops_per_request)
+        groups = width_groups([line.shape[-1] for line in lines], settings.group_padding,
+                              settings.max_crops_per_request)
     else:
         size = settings.max_crops_per_request
         groups = [list(range(start, min(start + size, len(lines)))) for start in range(0, len(lines), size)]

@@ -346,7 +346,8 @@ def save_atomically(state: dict, path: Path) -> None:
 
 def validate(model: STRModel, samples: list[Sample], device: torch.device) -> Scores:
     modes = {module: module.training for module in model.modules()}  # frozen batch norm stays frozen
-    readings = Recognizer(TorchEngine(model, device, channels_last=True), max_lines=256).read([s.image for s in samples])
+    readings = Recognizer(TorchEngine(model, device, channels_last=True),
+                          max_lines=256).read([s.image for s in samples])
     for module, training in modes.items():
         module.train(training)
     return score([r.text for r in readings], [s.text for s in samples])
@@ -457,8 +458,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--held-out-size", type=int, default=512, help="held-out lines read at each validation")
     parser.add_argument("--checkpoint-minutes", type=float, default=5.0, help="save last.pt at least this often")
     parser.add_argument("--run-dir", type=Path, default=Path("runs/str"))
-    parser.add_argument("--output", type=Path, default=None, help="also write the final weights here (plain state_dict)")
-    parser.add_argument("--init", type=Path, default=None, help="start from these weights (fine-tuning), not from scratch")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="also write the final weights here (plain state_dict)")
+    parser.add_argument("--init", type=Path, default=None,
+                        help="start from these weights (fine-tuning), not from scratch")
     parser.add_argument("--context-layers", type=int, default=None,
                         help="self-attention layers over the frames (str_ocr.model.FrameContext); layers --init "
                              "lacks start as the identity (default: as many as --init has, else 0)")
@@ -656,7 +659,8 @@ def _figures(model: STRModel, validation: list[Sample], held_out: list[Sample],
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parse_args(argv)
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else "cpu" if args.device == "auto" else args.device)
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
+                          else "cpu" if args.device == "auto" else args.device)
     torch.manual_seed(args.seed)
     bf16 = uses_bf16(args.precision, device)
     font_files(args.fonts)  # fail now, not in a worker, when faces are missing

@@ -58,11 +58,13 @@ def profile(model_analyzer: Path, work: Path, max_batch_size: int = 32, max_inst
     repository = work / "repository"
     shutil.rmtree(repository, ignore_errors=True)
     # The recommended config.pbtxt is its starting point; our named variants would only be copied along.
-    shutil.copytree(default_repository() / RECOGNIZER, repository / RECOGNIZER, ignore=shutil.ignore_patterns("configs", "__pycache__"))
+    shutil.copytree(default_repository() / RECOGNIZER, repository / RECOGNIZER,
+                    ignore=shutil.ignore_patterns("configs", "__pycache__"))
     config = work / "config.yaml"
     config.write_text(yaml.safe_dump(analyzer_config(work, max_batch_size, max_instances, max_concurrency,
                                                      min_batch_size, min_concurrency)))
-    done = subprocess.run([str(model_analyzer), "profile", "-f", str(config)], stdout=sys.stdout, stderr=subprocess.STDOUT)
+    done = subprocess.run([str(model_analyzer), "profile", "-f", str(config)], stdout=sys.stdout,
+                          stderr=subprocess.STDOUT)
     if done.returncode:
         raise SystemExit(f"analyze: model-analyzer exited {done.returncode} (its output is above)")
     return work / "results" / "metrics-model-inference.csv"

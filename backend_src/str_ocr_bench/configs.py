@@ -113,7 +113,8 @@ def build_repository(root: Path, variants: dict[str, ModelConfig], checkpoint: s
                      output_channels: int | None) -> Path:
     """A model repository holding text_recognition with every variant under configs/ (weights overridden)."""
     target = root / RECOGNIZER
-    shutil.copytree(default_repository() / RECOGNIZER, target, ignore=shutil.ignore_patterns("configs", "__pycache__", "*.onnx"))
+    shutil.copytree(default_repository() / RECOGNIZER, target,
+                    ignore=shutil.ignore_patterns("configs", "__pycache__", "*.onnx"))
     (target / "configs").mkdir()
     for name, config in variants.items():
         if checkpoint is not None:

@@ -32,7 +32,8 @@ NETWORK_KERNELS = "network kernels (the engine: torch, ONNX Runtime, OpenVINO; o
 FORWARD_PASS = "the network's forward pass (the engine's run)"
 LIBRARY_KINDS = [  # (kind, pattern of a shared object's name), first match wins
     # oneDNN generates its convolution kernels at run time: perf sees them as "[JIT] tid N".
-    (NETWORK_KERNELS, r"libtorch|libc10|libgomp|libiomp|libmkl|libdnnl|openblas|sleef|onnxruntime|libopenvino|libtbb|\[JIT\]"),
+    (NETWORK_KERNELS, r"libtorch|libc10|libgomp|libiomp|libmkl|libdnnl|openblas|sleef|onnxruntime|"
+                      r"libopenvino|libtbb|\[JIT\]"),
     ("Python interpreter, numpy", r"python3|libpython|_multiarray|numpy|c_python_backend_utils"),
     ("Triton (server core, frontends, Python backend, stub)", r"tritonserver|libtriton|triton_python_backend_stub"),
     ("gRPC, protobuf, HTTP", r"grpc|protobuf|evhtp|libevent|libssl|libcrypto|libz\b"),
@@ -97,7 +98,8 @@ def _record(pids: list[int], seconds: float, data: Path) -> subprocess.Popen:
 
 
 def _report(data: Path) -> str:
-    return subprocess.run([tool("perf"), "report", "-i", str(data), "--stdio", "--sort", "dso", "--percent-limit", "0.1"],
+    return subprocess.run([tool("perf"), "report", "-i", str(data), "--stdio", "--sort", "dso",
+                           "--percent-limit", "0.1"],
                           capture_output=True, text=True, check=True).stdout
 
 
@@ -121,7 +123,8 @@ def profile(server: ServerProcess, out: Path, seconds: float = 20, warmup: float
                          _record(stubs, seconds, out / "stubs.perf.data")]
             spies = [subprocess.Popen([tool("py-spy"), "record", "-p", str(pid), "-d", str(int(seconds)), "-r", "97",
                                        "-f", "raw", "-o", str(out / f"stub-{i}.collapsed.txt"), "--nonblocking"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i, pid in enumerate(stubs)]
+                                      stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL) for i, pid in enumerate(stubs)]
             for process in recorders + spies:
                 process.wait(seconds + 60)
             images_after, executions_after = execution_counts(client)

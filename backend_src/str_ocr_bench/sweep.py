@@ -57,8 +57,8 @@ def measure_level(server: ServerProcess, client: grpcclient.InferenceServerClien
     images, executions = execution_counts(client)
     cpu = [cpu_seconds(pids) for pids in groups]
     for attempt in (window, replace(window, interval_ms=2 * window.interval_ms)):
-        run = perf_analyzer.run(server.grpc_url, RECOGNIZER, f"{concurrency}:{concurrency}", csv_path, batch_size, shape,
-                                attempt, extra)
+        run = perf_analyzer.run(server.grpc_url, RECOGNIZER, f"{concurrency}:{concurrency}", csv_path, batch_size,
+                                shape, attempt, extra)
         if run.exit_code != 2:
             break
     images_after, executions_after = execution_counts(client)
@@ -75,8 +75,8 @@ def measure_variant(repository: Path, variant: str, levels: list[int], out: Path
                     window: perf_analyzer.Window) -> list[Level]:
     """Each level in turn against one server; perf_analyzer's rows go to ``out/perf_analyzer/VARIANT.csv``."""
     results, rows = [], []
-    with ServerProcess(config_name=variant, models=[RECOGNIZER], repository=repository, log_path=logs / f"{variant}.log",
-                       launcher_args=DIRECT) as server, \
+    with ServerProcess(config_name=variant, models=[RECOGNIZER], repository=repository,
+                       log_path=logs / f"{variant}.log", launcher_args=DIRECT) as server, \
             grpcclient.InferenceServerClient(server.grpc_url) as client, tempfile.TemporaryDirectory() as tmp:
         for concurrency in tqdm(levels, desc=variant, leave=False):
             level_csv = Path(tmp, f"c{concurrency}.csv")

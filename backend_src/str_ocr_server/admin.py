@@ -23,7 +23,8 @@ def admin_key(environment: Mapping[str, str]) -> str:
         try:
             key = Path(path).read_text().strip()
         except OSError as error:
-            raise SystemExit(f"serve: cannot read the admin key file ${ADMIN_KEY_FILE_ENV}={path}: {error.strerror}") from None
+            raise SystemExit(f"serve: cannot read the admin key file ${ADMIN_KEY_FILE_ENV}={path}: "
+                             f"{error.strerror}") from None
         if not key:
             raise SystemExit(f"serve: the admin key file ${ADMIN_KEY_FILE_ENV}={path} is empty")
         return key

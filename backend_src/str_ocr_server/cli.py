@@ -33,9 +33,12 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m str_ocr_server", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model-repository", type=Path, default=default_repository(), help="model repository (default: %(default)s)")
-    parser.add_argument("--config-name", help="config variant: model/configs/NAME.pbtxt where a model has one, else its config.pbtxt")
-    parser.add_argument("--models", type=lambda s: [m for m in s.split(",") if m], help="comma-separated models to load (default: all)")
+    parser.add_argument("--model-repository", type=Path, default=default_repository(),
+                        help="model repository (default: %(default)s)")
+    parser.add_argument("--config-name",
+                        help="config variant: model/configs/NAME.pbtxt where a model has one, else its config.pbtxt")
+    parser.add_argument("--models", type=lambda s: [m for m in s.split(",") if m],
+                        help="comma-separated models to load (default: all)")
     parser.add_argument("--address", default="127.0.0.1",
                         help="where HTTP, gRPC and both metrics endpoints listen (default: %(default)s; 0.0.0.0: every "
                              f"interface, which a server with a known vulnerability takes only with {ACCEPT_FLAG})")
@@ -55,19 +58,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="refuse (RESOURCE_EXHAUSTED) a gRPC message larger than this (default: %(default)s)")
     parser.add_argument("--no-grpc-guard", action="store_true",
                         help="serve tritonserver's own gRPC endpoint on --grpc-port, without the launcher's proxy "
-                             "(str_ocr_server.compat.grpc_proxy), which a server before 2.67 gets by default: faster, but "
-                             f"overflowing shapes reach the models, so it listens beyond loopback only with {ACCEPT_FLAG}")
+                             "(str_ocr_server.compat.grpc_proxy), which a server before 2.67 gets by default: faster, "
+                             "but overflowing shapes reach the models, so it listens beyond loopback only with "
+                             f"{ACCEPT_FLAG}")
     parser.add_argument("--metrics-port", type=int, default=DEFAULT_PORTS.metrics)
     parser.add_argument("--launcher-metrics-port", type=int, default=LAUNCHER_METRICS_PORT,
                         help="port of the launcher's own Prometheus metrics, the watchdog's recoveries (0: none; "
                              "default: %(default)s)")
-    parser.add_argument("--startup-timeout", type=float, default=300, help="seconds to wait for the models (default: %(default)s)")
+    parser.add_argument("--startup-timeout", type=float, default=300,
+                        help="seconds to wait for the models (default: %(default)s)")
     parser.add_argument("--exit-timeout", type=int, default=30,
                         help="on SIGTERM, seconds in-flight requests get to finish (default: %(default)s)")
     parser.add_argument("--restrict-admin", action="store_true",
-                        help=f"put the administrative APIs ({','.join(ADMIN_APIS)}) behind the header '{ADMIN_HEADER}': the "
-                             f"contents of the file ${ADMIN_KEY_FILE_ENV}, else the value of ${ADMIN_KEY_ENV}, else a key "
-                             "generated now and known only to this launcher")
+                        help=f"put the administrative APIs ({','.join(ADMIN_APIS)}) behind the header "
+                             f"'{ADMIN_HEADER}': the contents of the file ${ADMIN_KEY_FILE_ENV}, else the value of "
+                             f"${ADMIN_KEY_ENV}, else a key generated now and known only to this launcher")
     parser.add_argument("--watchdog", type=float, default=WATCH_INTERVAL, metavar="SECONDS",
                         help=f"watch every stub process this often, at most {WATCH_INTERVAL} s apart, and replace the "
                              "instance whose stub died, not ready meanwhile (0: off; default: %(default)s)")

@@ -31,7 +31,8 @@ class LauncherMetrics:
     def __init__(self, models: Iterable[str]) -> None:
         disable_created_metrics()  # a *_created series per counter is noise to the rules and the dashboard
         self.registry = CollectorRegistry(auto_describe=True)
-        self.recoveries = Counter("str_ocr_model_recoveries", "Models loaded again after one of their stub processes died",
+        self.recoveries = Counter("str_ocr_model_recoveries",
+                                  "Models loaded again after one of their stub processes died",
                                   ["model"], registry=self.registry)
         self.recovery_seconds = Histogram("str_ocr_model_recovery_seconds",
                                           "Seconds from a dead stub seen to every instance of its model back",

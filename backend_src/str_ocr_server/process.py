@@ -53,7 +53,8 @@ class ServerProcess:
         self.http_port, self.grpc_port, self.metrics_port, self.launcher_metrics_port = free_ports(4)
         self.repository = (repository or default_repository()).resolve()
         self.command = [sys.executable, "-m", "str_ocr_server", f"--model-repository={self.repository}"]
-        self.command += [f"--http-port={self.http_port}", f"--grpc-port={self.grpc_port}", f"--metrics-port={self.metrics_port}"]
+        self.command += [f"--http-port={self.http_port}", f"--grpc-port={self.grpc_port}",
+                         f"--metrics-port={self.metrics_port}"]
         self.command += [f"--launcher-metrics-port={self.launcher_metrics_port}"]
         self.command += [f"--config-name={config_name}"] if config_name else []
         self.command += [f"--models={','.join(models)}"] if models else []

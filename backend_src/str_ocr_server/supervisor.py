@@ -228,7 +228,8 @@ class Supervisor:
         drained = self._drain()
         self._stop_proxies()
         self._signal_server()
-        if drained and self.watchdog and self.watchdog.recoveries and only_dead_versions_left(self.process, self.args.model_repository):
+        if drained and self.watchdog and self.watchdog.recoveries and only_dead_versions_left(self.process,
+                                                                                              self.args.model_repository):
             log("tritonserver has unloaded all but the versions whose stub died, which this release never unloads: "
                 "stopping it now rather than after its exit timeout")
             self.process.kill()
@@ -246,5 +247,6 @@ class Supervisor:
         idle = wait_until_idle(f"{local_host(self.args.address)}:{self.args.metrics_port}", self.args.exit_timeout,
                                stopped=lambda: len(self.signals) > 1,
                                busy=lambda: any(p.in_flight for p in self.proxies.values()))
-        log(f"drained in {time.monotonic() - start:.1f} s" if idle else "could not see the server idle; stopping it anyway")
+        log(f"drained in {time.monotonic() - start:.1f} s" if idle
+            else "could not see the server idle; stopping it anyway")
         return idle

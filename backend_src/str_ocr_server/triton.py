@@ -54,7 +54,8 @@ def find_triton() -> Triton:
     try:
         import pytriton  # noqa: PLC0415 - only this fallback needs the wheel
     except ImportError:
-        raise SystemExit("serve: no tritonserver found: run `make setup` (installs nvidia-pytriton), or set TRITONSERVER_HOME") from None
+        raise SystemExit("serve: no tritonserver found: run `make setup` (installs nvidia-pytriton), "
+                         "or set TRITONSERVER_HOME") from None
     wheel = Path(pytriton.__file__).parent
     env = dict(os.environ)
     # The Python backend stub finds its packages through the virtualenv whose bin/ comes first on PATH.

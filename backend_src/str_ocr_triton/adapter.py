@@ -32,7 +32,8 @@ def error_response(error: BaseException) -> pb_utils.InferenceResponse:
 
 def responses(results: Sequence[Outputs | Exception]) -> list[pb_utils.InferenceResponse]:
     """Each request's outputs, or its error."""
-    return [error_response(r) if isinstance(r, Exception) else pb_utils.InferenceResponse(output_tensors=r) for r in results]
+    return [error_response(r) if isinstance(r, Exception) else pb_utils.InferenceResponse(output_tensors=r)
+            for r in results]
 
 
 def answer_each(requests: Sequence[object], work: Callable[[object], Outputs]) -> list[pb_utils.InferenceResponse]:

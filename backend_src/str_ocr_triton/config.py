@@ -45,7 +45,8 @@ def read_model_config(model_dir: Path, config_name: str | None = None) -> ModelC
 
 def read_configs(repository: Path, config_name: str | None = None) -> dict[str, ModelConfig]:
     """Every model of the repository, by name, with the config Triton would use."""
-    return {d.name: read_model_config(d, config_name) for d in sorted(repository.iterdir()) if (d / "config.pbtxt").is_file()}
+    return {d.name: read_model_config(d, config_name) for d in sorted(repository.iterdir())
+            if (d / "config.pbtxt").is_file()}
 
 
 def backend_of(config: ModelConfig) -> str:

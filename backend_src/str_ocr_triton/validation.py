@@ -89,7 +89,8 @@ def check_files(model_dir: Path, variants: dict[str, Config], problems: list[str
                 problems.append(f"{label}: {version.name}/model.py is missing")
             checkpoint = config.parameters["checkpoint"].string_value if "checkpoint" in config.parameters else ""
             if checkpoint and not (version / checkpoint).is_file():
-                problems.append(f"{label}: parameter checkpoint names {version.name}/{checkpoint}, which does not exist")
+                problems.append(f"{label}: parameter checkpoint names {version.name}/{checkpoint}, "
+                                "which does not exist")
 
 
 def check_ensemble(label: str, ensemble: Config, models: dict[str, Config], problems: list[str]) -> None:
@@ -114,7 +115,8 @@ def check_ensemble(label: str, ensemble: Config, models: dict[str, Config], prob
                 problems.append(f"{label}: step {number} maps {tensor!r}, which is not an input of {step.model_name} "
                                 f"(it has {sorted(n for n, t in own.items() if t[0] == 'input')})")
             elif source not in available:
-                problems.append(f"{label}: step {number} reads {source!r}, which is neither an ensemble input nor a step's output")
+                problems.append(f"{label}: step {number} reads {source!r}, which is neither an ensemble input "
+                                "nor a step's output")
             elif model and available[source] != own[tensor][1]:
                 problems.append(f"{label}: step {number} feeds {source!r} ({available[source]}) to {step.model_name}'s "
                                 f"{tensor!r} ({own[tensor][1]})")
@@ -148,13 +150,15 @@ def check_contract(model_dir: Path, variants: dict[str, Config], problems: list[
         found = tensors(config)
         shape = found.get(contract.INPUT_NAME, ("", "", []))[2]
         if shape[:2] != [1, contract.INPUT_HEIGHT] or len(shape) != 3:
-            problems.append(f"{label}: input {contract.INPUT_NAME!r} must be [1, {contract.INPUT_HEIGHT}, W], not {shape}")
+            problems.append(f"{label}: input {contract.INPUT_NAME!r} must be [1, {contract.INPUT_HEIGHT}, W], "
+                            f"not {shape}")
             continue
         width = shape[2]
         length = -1 if width == -1 else contract.output_length(width)
         expected = ("output", "TYPE_FP32", [length, contract.NUM_CLASSES])
         if found.get(contract.OUTPUT_NAME) != expected:
-            problems.append(f"{label}: output {contract.OUTPUT_NAME!r} must be TYPE_FP32 {expected[2]} for width {width}")
+            problems.append(f"{label}: output {contract.OUTPUT_NAME!r} must be TYPE_FP32 {expected[2]} "
+                            f"for width {width}")
 
 
 def check_page(variants: dict[str, Config], problems: list[str]) -> None:

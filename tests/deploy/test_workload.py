@@ -14,7 +14,8 @@ from .manifests import (
 )
 
 KSERVE = "kserve"
-PORT_OPTIONS = {"http": "http_port", "grpc": "grpc_port", "metrics": "metrics_port", "launcher": "launcher_metrics_port"}
+PORT_OPTIONS = {"http": "http_port", "grpc": "grpc_port", "metrics": "metrics_port",
+                "launcher": "launcher_metrics_port"}
 
 
 def pod_spec(overlay: str) -> dict:
@@ -136,7 +137,8 @@ def test_the_ingress_exposes_inference_metadata_and_health_only(overlay):
     services = {s["metadata"]["name"]: s for s in render(f"kubernetes/overlays/{overlay}") if s["kind"] == "Service"}
     paths = [p for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]]
     assert ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"] == "16m"  # bodies bounded
-    wanted = {"/v2/health/ready", "/v2/models/ocr/infer", "/v2/models/ocr_page/infer", "/v2/models/text_recognition/infer"}
+    wanted = {"/v2/health/ready", "/v2/models/ocr/infer", "/v2/models/ocr_page/infer",
+              "/v2/models/text_recognition/infer"}
     assert wanted <= {p["path"] for p in paths}
     for path in paths:
         assert path["pathType"] == "Exact", path  # a prefix would reach what lies below it

@@ -32,7 +32,8 @@ def start_server(kind: str, config_name: str | None, models: tuple[str, ...], lo
     """A started server of ``kind``; ``options``: admin_key, watchdog, exit_timeout."""
     LOGS.mkdir(exist_ok=True)
     server_type = ContainerServer if kind == "container" else ServerProcess
-    server = server_type(config_name=config_name, models=list(models), log_path=LOGS / f"{kind}-{log_name}.log", **options)
+    server = server_type(config_name=config_name, models=list(models), log_path=LOGS / f"{kind}-{log_name}.log",
+                         **options)
     return server.start()
 
 

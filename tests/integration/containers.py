@@ -41,7 +41,8 @@ def docker_unavailable() -> str | None:
 
         docker.from_env().ping()
     except Exception as error:  # noqa: BLE001 - any failure means no engine to use
-        return f"no Docker engine reachable here ({type(error).__name__}: {str(error)[:120]}): container tests run where Docker is"
+        return (f"no Docker engine reachable here ({type(error).__name__}: {str(error)[:120]}): "
+                "container tests run where Docker is")
     return None
 
 
@@ -59,7 +60,8 @@ def built_image() -> str:
 
 class ContainerServer:
     def __init__(self, config_name: str | None = None, models: list[str] | None = None, log_path: Path | None = None,
-                 admin_key: str | None = None, watchdog: float = 0, exit_timeout: int = 30, startup_timeout: float = 600):
+                 admin_key: str | None = None, watchdog: float = 0, exit_timeout: int = 30,
+                 startup_timeout: float = 600):
         from testcontainers.core.container import DockerContainer  # noqa: PLC0415
 
         # The image's --watchdog 2 probes would add inferences to the statistics the tests count, so it is

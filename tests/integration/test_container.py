@@ -62,7 +62,8 @@ def until(condition, timeout: float, what: str, name: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not within {timeout:.0f} s; the container's log ends:\n{docker('logs', '--tail', '30', name)}")
+            raise AssertionError(f"{what} not within {timeout:.0f} s; the container's log ends:\n"
+                                 f"{docker('logs', '--tail', '30', name)}")
         time.sleep(0.5)
 
 
@@ -88,6 +89,7 @@ def test_the_readme_docker_run_serves_the_demo_as_non_root_and_stops_cleanly():
         until(lambda: state(name)["Health"]["Status"] == "healthy", 90, "healthy", name)
         docker("stop", "--time", "60", name)
         assert state(name)["ExitCode"] == 0
-        assert "SIGTERM: draining, then stopping tritonserver" in subprocess.run(["docker", "logs", name], capture_output=True, text=True).stderr
+        assert "SIGTERM: draining, then stopping tritonserver" in subprocess.run(["docker", "logs", name],
+                                                                                 capture_output=True, text=True).stderr
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True)

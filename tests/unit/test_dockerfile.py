@@ -18,7 +18,8 @@ def instructions(name: str) -> list[str]:
 def test_it_builds_on_a_pinned_tritonserver_release_that_has_model_config_name():
     assert instructions("FROM") == ["${BASE_IMAGE} AS deps", "${BASE_IMAGE}"]  # both stages on the base chosen
     release = re.search(r"^ARG BASE_IMAGE=nvcr.io/nvidia/tritonserver:(\d+)\.(\d+)-py3$", DOCKERFILE, re.M)
-    assert release and (int(release.group(1)), int(release.group(2))) >= (23, 6)  # --model-config-name exists since 2.35
+    assert release and (int(release.group(1)),
+                        int(release.group(2))) >= (23, 6)  # --model-config-name exists since 2.35
 
 
 def test_it_runs_locked_down_as_the_non_root_user():
@@ -30,8 +31,8 @@ def test_it_runs_locked_down_as_the_non_root_user():
     for option in ("-m\", \"str_ocr_server", "--restrict-admin", "--watchdog", "--disable-auto-complete-config",
                    "--address\", \"0.0.0.0"):
         assert option in entrypoint
-    # Every interface behind the launcher's proxies, which need no flag (str_ocr_server.compat.listen_policy); no default
-    # command that options given after the image name would replace.
+    # Every interface behind the launcher's proxies, which need no flag (str_ocr_server.compat.listen_policy); no
+    # default command that options given after the image name would replace.
     assert instructions("CMD") == []
 
 

@@ -8,7 +8,7 @@ only for a server that needs it, and each module names the upstream change that 
 | the Python backend neither restarts a dead stub nor stops handing requests to its instance, stays ready, and never reaps it: the launcher replaces the model, says not ready meanwhile, sends again what the dead instance failed, and reaps | ``stub_recovery``, ``stubs``, ``not_ready``, ``stub_reaper`` (``reap_stubs.c``), ``retry`` | none yet (server#8604) |
 | (not 2.51 alone: the later stub code exits the same way) the stubs a dead server leaves deadlocked, mid-request when it died: the launcher kills what is left of its session | ``stubs`` (``kill_session``) | a stub teardown that does not wait for the GIL (no upstream fix yet) |
 | (every release, and not the launcher's) two loads of an instance share the counters of its custom metrics, and unloading the older frees them under the newer: the stub gives each load a label of its own | ``str_ocr_triton.metric_labels`` | core#471 (server#8663) |
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 

@@ -55,7 +55,8 @@ def _failed_on_dead_instance(answer: bytes | grpc.aio.AioRpcError) -> bool:
 
 def _forwarded(context: grpc.aio.ServicerContext) -> list[tuple[str, str | bytes]]:
     """The client's metadata, less what belongs to its own call (the channel to the server sets those)."""
-    return [(k, v) for k, v in context.invocation_metadata() or () if not k.startswith((":", "grpc-")) and k != "user-agent"]
+    return [(k, v) for k, v in context.invocation_metadata() or ()
+            if not k.startswith((":", "grpc-")) and k != "user-agent"]
 
 
 class GrpcProxy(Proxy):

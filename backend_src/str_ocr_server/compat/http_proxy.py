@@ -71,13 +71,15 @@ def check_tensor(tensor: object, index: int, kind: str) -> None:
         return
     datatype, shape = tensor.get("datatype"), tensor.get("shape")
     if not isinstance(datatype, str) or datatype not in ELEMENT_BYTES:
-        raise Refused(400, f"input '{name}' needs a 'datatype', one of {', '.join(ELEMENT_BYTES)}; got {short(datatype)}")
+        raise Refused(400, f"input '{name}' needs a 'datatype', one of {', '.join(ELEMENT_BYTES)}; "
+                           f"got {short(datatype)}")
     if not isinstance(shape, list) or not all(type(d) is int for d in shape):
         raise Refused(400, f"input '{name}' needs a 'shape', a list of integers; got {short(shape)}")
     if problem := shape_problem(name, datatype, shape):
         raise Refused(400, problem)
     if "data" in tensor and (given := leaves(tensor["data"])) != (count := element_count(shape, INT64_MAX)):
-        raise Refused(400, f"input '{name}' declares shape {short(shape)} ({count} elements) but its 'data' holds {given}")
+        raise Refused(400, f"input '{name}' declares shape {short(shape)} ({count} elements) "
+                           f"but its 'data' holds {given}")
 
 
 def leaves(data: object) -> int:
@@ -110,7 +112,8 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     # The server reads the first of repeated keys, json the last: a request must not mean two things.
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
-        raise Refused(400, f"the request repeats a JSON key: {short(sorted(k for k in set(keys) if keys.count(k) > 1))}")
+        raise Refused(400, "the request repeats a JSON key: "
+                           f"{short(sorted(k for k in set(keys) if keys.count(k) > 1))}")
     return dict(pairs)
 
 
@@ -128,7 +131,8 @@ def header_part(body: bytes, header_length: str | None) -> bytes:
     if header_length is None:
         return body
     if not re.fullmatch(r"[0-9]{1,19}", header_length) or not 0 < int(header_length) <= len(body):
-        raise Refused(400, f"{HEADER_LENGTH} must be between 1 and the body's {len(body)} bytes; got {short(header_length)}")
+        raise Refused(400, f"{HEADER_LENGTH} must be between 1 and the body's {len(body)} bytes; "
+                           f"got {short(header_length)}")
     return body[:int(header_length)]
 
 
@@ -195,8 +199,8 @@ class HttpProxy(Proxy):
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
         try:
             # No Accept-Encoding of the proxy's own: the server compresses only for a client that asked.
-            async with self._session.request(request.method, f"http://{self.upstream}{request.path_qs}", headers=headers,
-                                             data=body if body else None,
+            async with self._session.request(request.method, f"http://{self.upstream}{request.path_qs}",
+                                             headers=headers, data=body if body else None,
                                              skip_auto_headers=("Accept-Encoding",)) as answer:
                 content = await answer.read()
                 kept = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_BY_HOP - {"content-encoding"}}

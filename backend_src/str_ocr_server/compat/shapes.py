@@ -35,7 +35,8 @@ def shape_problem(name: str, datatype: str, shape: Sequence[int]) -> str | None:
         return (f"input '{name}' needs a 'shape' of at most {MAX_DIMS} non-negative 64-bit integers; got "
                 f"{short(list(shape))}")
     if element_count(shape, INT64_MAX // ELEMENT_BYTES.get(datatype, 1)) is None:
-        return f"input '{name}' declares shape {short(list(shape))}: more {datatype} elements than a 64-bit size can hold"
+        return (f"input '{name}' declares shape {short(list(shape))}: more {datatype} elements than a 64-bit size "
+                "can hold")
     return None
 
 

@@ -55,7 +55,8 @@ def probe(http: TritonHTTP, model: str, timeout: float = 10) -> str:
     for tensor in metadata["inputs"]:
         shape = [max(1, int(d)) for d in tensor["shape"]]
         zero = "" if tensor["datatype"] == "BYTES" else 0
-        inputs.append({"name": tensor["name"], "shape": shape, "datatype": tensor["datatype"], "data": [zero] * prod(shape)})
+        inputs.append({"name": tensor["name"], "shape": shape, "datatype": tensor["datatype"],
+                       "data": [zero] * prod(shape)})
     status, body = http.call(f"/models/{model}/infer", {"inputs": inputs}, timeout)
     if from_dead_instance(str(body)):
         return "dead"

@@ -23,7 +23,8 @@ COUNTERS = {  # name: (description, the Recognizer's running count, its kinds)
     "str_ocr_columns_total": ("Input columns run through the recogniser: the lines' own (real) and padding",
                               "columns", ("real", "padding")),
     "str_ocr_clamped_lines_total": ("Lines with values outside [-1, 1] (NaN or infinite, or finite out of range), "
-                                    "clamped before the recogniser read them", "clamped", ("nonfinite", "out_of_range")),
+                                    "clamped before the recogniser read them", "clamped",
+                                    ("nonfinite", "out_of_range")),
 }
 
 

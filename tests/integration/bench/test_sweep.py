@@ -43,11 +43,13 @@ def measured_levels(results: dict, output: str) -> dict[str, list[int]]:
 def test_a_small_sweep_writes_perf_analyzers_csv_its_table_plot_efficiency_and_choice(tmp_path):
     out = tmp_path / "bench"
     command = [sys.executable, "scripts/sweep.py", "--variants", ",".join(VARIANTS), "--concurrency-range", "4:8:4",
-               "--alone-batches", "1,8", "--alone-threads", "1", "--alone-seconds", "0.3", "--measurement-interval", "1000", "--stability-percentage", "50",
+               "--alone-batches", "1,8", "--alone-threads", "1", "--alone-seconds", "0.3",
+               "--measurement-interval", "1000", "--stability-percentage", "50",
                "--no-width-mix", "--out", str(out)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert {p.name for p in out.iterdir()} >= {"README.md", "sweep.csv", "sweep.json", "sweep.png", "machine.json", "perf_analyzer"}
+    assert {p.name for p in out.iterdir()} >= {"README.md", "sweep.csv", "sweep.json", "sweep.png", "machine.json",
+                                               "perf_analyzer"}
     results = json.loads((out / "sweep.json").read_text())
     measured = measured_levels(results, done.stdout + done.stderr)
     assert list(measured) == VARIANTS

@@ -1,5 +1,6 @@
 """Held up under an adversary and an operator: one dead instance of two seen at once and replaced while
-the ensemble keeps answering (never NOT_FOUND, no request lost), a drain on SIGTERM that answers every accepted ensemble request,
+the ensemble keeps answering (never NOT_FOUND, no request lost), a drain on SIGTERM that answers every accepted
+ensemble request,
 an operator's update not taken for a crash, and ten crashes that leave nothing behind."""
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
         time.sleep(3)
         before = server.stub_pids(RECOGNIZER)
         assert len(before) == 2
-        recoveries = lambda: metric_total(server.launcher_metrics_url, "str_ocr_model_recoveries_total", model=RECOGNIZER)  # noqa: E731
+        recoveries = lambda: metric_total(server.launcher_metrics_url, "str_ocr_model_recoveries_total",  # noqa: E731
+                                          model=RECOGNIZER)
         assert recoveries() == 0
         victim = before[0]
         killed = time.monotonic()
@@ -68,8 +70,10 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
         missing = [e for e in ocr_errors if "unknown model" in e or "NOT_FOUND" in e or "not found" in e]
         late = [o for o in lines.failures() + ocr.failures() if o[0] > killed + noticed]
         print(f"one of two: not ready {noticed * 1e3:.0f} ms after the death, serving all instances after "
-              f"{recovered - killed:.1f} s; text_recognition {len(lines.outcomes)} requests, {len(lines.failures())} failed; "
-              f"ocr {len(ocr.outcomes)} requests, {len(ocr.failures())} failed, {len(missing)} of them for ocr not found; "
+              f"{recovered - killed:.1f} s; text_recognition {len(lines.outcomes)} requests, "
+              f"{len(lines.failures())} failed; "
+              f"ocr {len(ocr.outcomes)} requests, {len(ocr.failures())} failed, "
+              f"{len(missing)} of them for ocr not found; "
               f"{len(late)} failures among requests sent after the death was seen")
         assert lines.outcomes[-1][2] is None and ocr.outcomes[-1][2] is None
         # The recovery loads text_recognition anew without unloading it: the ensemble is never missing.
@@ -152,8 +156,10 @@ def ten_crashes() -> dict:
             before = server.stub_pids(RECOGNIZER)
             server.kill_pid(sorted(p for p in before if is_alive(p))[cycle % 2])
             deadline = time.monotonic() + 120
-            while not (http.ready() and len({p for p in server.stub_pids(RECOGNIZER) if is_alive(p)} - set(before)) == 2):
-                assert time.monotonic() < deadline, f"cycle {cycle}: not serving again within 120 s\n{server.log_tail()}"
+            while not (http.ready() and
+                       len({p for p in server.stub_pids(RECOGNIZER) if is_alive(p)} - set(before)) == 2):
+                assert time.monotonic() < deadline, (f"cycle {cycle}: not serving again within 120 s\n"
+                                                     f"{server.log_tail()}")
                 time.sleep(0.2)
             (answer,) = infer_each_now(server.grpc_url, OCR, [image_inputs(image.data)])
             assert answer.ok, f"cycle {cycle}: {answer.result}"

@@ -65,7 +65,8 @@ def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
     assert len(answered) + len(refused) == len(requests)  # none lost
     assert answered and refused, f"{len(answered)} answered, {len(refused)} refused"
     for _, error in refused:
-        assert "UNAVAILABLE" in str(error) and ("Exceeds maximum queue size" in str(error) or "timeout" in str(error).lower())
+        assert "UNAVAILABLE" in str(error) and ("Exceeds maximum queue size" in str(error) or
+                                                "timeout" in str(error).lower())
     p95 = float(np.percentile(answered, 95))
     print(f"overload: {len(requests)} sent, {len(answered)} answered, {len(refused)} refused, none lost; "
           f"answered p95 {p95 * 1e3:.0f} ms, refused p95 {np.percentile([s for s, _ in refused], 95) * 1e3:.0f} ms, "
@@ -79,7 +80,8 @@ def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
 
 
 def test_a_killed_stub_is_replaced_while_the_server_keeps_serving(server_kind):
-    server = start_server(server_kind, None, ("text_recognition",), "crash", admin_key=KEY, watchdog=0.5, exit_timeout=5)
+    server = start_server(server_kind, None, ("text_recognition",), "crash", admin_key=KEY, watchdog=0.5,
+                          exit_timeout=5)
     try:
         outcomes, readiness = [], []
         http = http_of(server)

@@ -180,5 +180,6 @@ def test_the_client_demo_exit_codes_without_a_server_or_model(server):
     assert unreachable.returncode == 2 and "cannot reach a Triton server" in unreachable.stderr
     assert "Traceback" not in missing.stderr + unreachable.stderr
     help_text = demo("--help").stdout
-    for option in ("--url", "--model", "--images", "--count", "--format", "--seed", "--concurrency", "--timeout", "--quiet"):
+    for option in ("--url", "--model", "--images", "--count", "--format", "--seed", "--concurrency", "--timeout",
+                   "--quiet"):
         assert option in help_text

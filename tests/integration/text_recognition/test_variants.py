@@ -104,7 +104,8 @@ def test_a_reloaded_instance_counts_from_zero_in_counters_of_its_own(serve):
 
 
 def test_every_variant_runs_on_the_cpu_here_and_shares_the_cores(client, variant_server):
-    groups = client.get_model_config(MODEL, headers=admin_headers(variant_server), as_json=True)["config"]["instance_group"]
+    groups = client.get_model_config(MODEL, headers=admin_headers(variant_server),
+                                     as_json=True)["config"]["instance_group"]
     kinds = {g["kind"] for g in groups}
     assert kinds == ({"KIND_GPU"} if torch.cuda.is_available() else {"KIND_CPU"})
 
@@ -136,8 +137,10 @@ def test_values_outside_the_normalised_range_are_served_finite_and_counted(serve
     nan[0, 0, 3, 3] = np.nan
     inf[0, 0, 0, 0] = -np.inf
     huge[0, 0, 5] = 3e38
-    results = send_concurrently(server.grpc_url, good[:8] + [nan] + good[8:16] + [inf, huge] + good[16:], concurrency=27)
-    assert all(isinstance(r, np.ndarray) and np.isfinite(r).all() for r in results), [r for r in results if isinstance(r, Exception)]
+    results = send_concurrently(server.grpc_url, good[:8] + [nan] + good[8:16] + [inf, huge] + good[16:],
+                                concurrency=27)
+    assert all(isinstance(r, np.ndarray) and np.isfinite(r).all()
+               for r in results), [r for r in results if isinstance(r, Exception)]
     assert (clamped("nonfinite") - before[0], clamped("out_of_range") - before[1]) == (2, 1)
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
         nan[0, 0, 3, 3] = 0.0  # what a NaN is read as: mid-grey

@@ -83,7 +83,8 @@ def test_the_graphs_are_exported_once_per_set_of_weights(model, graph_cache):
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native-bf16", "no-bf16"])
-def test_auto_picks_openvino_bf16_on_a_cpu_with_native_bf16_onnx_runtime_on_another_and_torch_on_a_gpu(native, monkeypatch):
+def test_auto_picks_openvino_bf16_on_a_cpu_with_native_bf16_onnx_runtime_on_another_and_torch_on_a_gpu(native,
+                                                                                                       monkeypatch):
     monkeypatch.setattr(engines, "native_bf16", lambda: native)
     assert choose_engine("auto", CPU) == ("openvino" if native else "onnxruntime")
     assert choose_precision("auto", choose_engine("auto", CPU)) == ("bf16" if native else "f32")

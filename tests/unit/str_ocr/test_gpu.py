@@ -11,7 +11,8 @@ from tests.unit.str_ocr.test_ragged import GPU_LOGIT_TOLERANCE
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here: the GPU path is tested where there is one"),
+    pytest.mark.skipif(not torch.cuda.is_available(),
+                       reason="no CUDA device here: the GPU path is tested where there is one"),
 ]
 
 

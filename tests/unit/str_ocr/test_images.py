@@ -55,7 +55,8 @@ def test_jpeg_and_png_read_alike():
 def test_widths_are_kept_within_the_recogniser_limits():
     wide = Image.fromarray(np.full((10, 5000), 200, np.uint8))
     assert image_to_line(encode(wide), lines=LineLimits(max_width=800)).shape == (1, 32, 800)
-    np.testing.assert_allclose(image_to_line(encode(wide), lines=LineLimits(max_width=800)), normalize(np.full((1, 32, 800), 200)))
+    np.testing.assert_allclose(image_to_line(encode(wide), lines=LineLimits(max_width=800)),
+                               normalize(np.full((1, 32, 800), 200)))
     tall = Image.fromarray(np.full((500, 3), 0, np.uint8))
     assert image_to_line(encode(tall)).shape == (1, 32, 4)
 

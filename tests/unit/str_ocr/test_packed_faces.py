@@ -47,7 +47,8 @@ def test_a_face_that_cannot_be_cut_down_alike_is_copied_whole(tmp_path, monkeypa
     assert pack_faces([source], tmp_path).copied_whole == 1
     assert (tmp_path / source.relative_to(fonts.FONT_ROOT)).read_bytes() == source.read_bytes()
 
-    monkeypatch.setattr(packed_faces, "_subset", lambda source, target: target.write_bytes(font_files("core")[1].read_bytes()))
+    monkeypatch.setattr(packed_faces, "_subset",
+                        lambda source, target: target.write_bytes(font_files("core")[1].read_bytes()))
     assert not packed_faces.cut_down(source, tmp_path / "other.ttf")  # another face: it draws otherwise
     assert (tmp_path / "other.ttf").read_bytes() == source.read_bytes()
 

@@ -98,7 +98,8 @@ def test_sorting_by_width_keeps_padding_waste_small(generated_lines):
     assert min(widths) < 60 and max(widths) > 350
     grouped = padding_waste(plan_groups(widths, counts, max_padding=0.25, max_lines=16), widths, counts)
     # What a packer that pads each batch of 16 as the lines arrive would compute:
-    arrival = [Group(tuple(range(i, min(i + 16, len(widths)))), max(widths[i : i + 16])) for i in range(0, len(widths), 16)]
+    arrival = [Group(tuple(range(i, min(i + 16, len(widths)))), max(widths[i : i + 16]))
+               for i in range(0, len(widths), 16)]
     naive = padding_waste(arrival, widths, counts)
     # A group's padded area is at most 1.25 times its lines' area: at most 20% of its columns are padding.
     assert grouped <= 0.2 and grouped < naive / 3

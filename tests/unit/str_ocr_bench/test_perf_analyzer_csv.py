@@ -32,7 +32,8 @@ def test_the_window_passes_perf_analyzers_own_options():
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="CPU time is read from /proc (Linux)")
 def test_cpu_seconds_count_a_spinning_process_and_not_a_sleeping_one():
-    spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"])
+    spin = subprocess.Popen([sys.executable, "-c",
+                             "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"])
     sleep = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
     start = (cpu_seconds([spin.pid]), cpu_seconds([sleep.pid]))
     time.sleep(1.0)

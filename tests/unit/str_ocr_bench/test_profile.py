@@ -26,7 +26,8 @@ PERF_REPORT = """\
 
 def test_libraries_are_sorted_into_kinds():
     assert kind_of_library("libtorch_cpu.so") == kind_of_library("libgomp-a34b3233.so.1") == NETWORK_KERNELS
-    assert kind_of_library("libonnxruntime.so.1.31.1") == kind_of_library("libopenvino_intel_cpu_plugin.so") == NETWORK_KERNELS
+    assert (kind_of_library("libonnxruntime.so.1.31.1") == kind_of_library("libopenvino_intel_cpu_plugin.so")
+            == NETWORK_KERNELS)
     assert kind_of_library("libtritonserver.so") == kind_of_library("libtriton_python.so")
     assert kind_of_library("libgrpc++.so") == "gRPC, protobuf, HTTP"
     assert kind_of_library("[kernel.kallsyms]") == "kernel"
@@ -53,5 +54,6 @@ def test_stub_stacks_are_sorted_by_the_innermost_activity_they_are_in():
     shares = stub_shares(collapsed)
     assert shares == pytest.approx({FORWARD_PASS: 140 / 170,
                                     "the recogniser around it (checks, normalising, packing, padding)": 20 / 170,
-                                    "the adapter and the backend's Python API (requests, tensors, responses)": 10 / 170})
+                                    "the adapter and the backend's Python API "
+                                    "(requests, tensors, responses)": 10 / 170})
     assert stub_shares("") == {}

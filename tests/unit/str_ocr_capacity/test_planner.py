@@ -101,8 +101,8 @@ def test_page_curves_take_each_levels_median_and_leave_out_unstable_ones(tmp_pat
     from str_ocr_capacity.curves import load_page_curves
 
     def level(batching, concurrency, rate, exit_code=0):
-        return {"batching": batching, "concurrency": concurrency, "pages_per_second": rate, "p95_ms": 100.0 * concurrency,
-                "crops_per_execution": 3.0, "exit_code": exit_code}
+        return {"batching": batching, "concurrency": concurrency, "pages_per_second": rate,
+                "p95_ms": 100.0 * concurrency, "crops_per_execution": 3.0, "exit_code": exit_code}
 
     levels = [level("ragged", 1, r) for r in (2.0, 9.0, 3.0)] + [level("ragged", 8, 6.0), level("ragged", 16, 0.0, 2),
                                                                  level("padded", 1, 2.5)]

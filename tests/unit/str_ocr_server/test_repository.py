@@ -56,6 +56,7 @@ def test_asking_for_an_ensemble_loads_its_steps():
 def test_an_onnx_model_without_its_file_and_an_ensemble_without_a_step(with_onnx):
     shutil.rmtree(with_onnx / "ocr_postprocess")
     models, skipped = plan_models(with_onnx, None, PYTHON_ONLY | {"onnxruntime"})
-    assert "no version folder holds model.onnx (make it with scripts/export_onnx.py)" in skipped["text_recognition_onnx"]
+    assert ("no version folder holds model.onnx (make it with scripts/export_onnx.py)"
+            in skipped["text_recognition_onnx"])
     assert "its step(s) ocr_postprocess cannot be loaded" in skipped["ocr"]
     assert "ocr" not in models and "text_recognition" in models

@@ -95,7 +95,8 @@ def test_a_name_that_differs_from_the_folder_and_an_unknown_field(repository, on
         (('key: "input.1"', 'key: "input"'), "maps 'input', which is not an input of text_recognition"),
         (('key: "308"', 'key: "309"'), "maps '309', which is not an output of text_recognition"),
         (('name: "LINES", data_type: TYPE_FP32', 'name: "LINES", data_type: TYPE_UINT8'), "feeds 'LINES' (TYPE_UINT8)"),
-        (('model_name: "text_recognition"', 'model_name: "text_recognizer"'), "names 'text_recognizer', which is not in"),
+        (('model_name: "text_recognition"', 'model_name: "text_recognizer"'),
+         "names 'text_recognizer', which is not in"),
         (('name: "LOGITS", data_type: TYPE_FP32', 'name: "LOGITS", data_type: TYPE_FP16'), "'LOGITS' is TYPE_FP16"),
     ],
     ids=["unknown-source", "unknown-input", "unknown-output", "type-mismatch", "unknown-model", "output-type"],
@@ -122,7 +123,9 @@ def test_an_engine_or_precision_the_recogniser_does_not_know(repository):
     path = repository / "text_recognition" / "config.pbtxt"
     text = path.read_text().replace('{ key: "engine", value: { string_value: "auto" } }',
                                     '{ key: "engine", value: { string_value: "onnx" } }')
-    path.write_text(text.replace("parameters [", 'parameters [\n  { key: "precision", value: { string_value: "fp8" } },', 1))
+    path.write_text(text.replace("parameters [",
+                                 'parameters [\n  { key: "precision", value: { string_value: "fp8" } },', 1))
     problems = validate(repository)
-    assert any("parameter 'engine' is 'onnx'; it must be one of auto, torch, onnxruntime, openvino" in p for p in problems)
+    assert any("parameter 'engine' is 'onnx'; it must be one of auto, torch, onnxruntime, openvino" in p
+               for p in problems)
     assert any("parameter 'precision' is 'fp8'; it must be one of auto, f32, bf16" in p for p in problems)

@@ -1,4 +1,5 @@
-"""The library the launcher preloads into tritonserver to reap replaced stubs, tried on a Python process in its place."""
+"""The library the launcher preloads into tritonserver to reap replaced stubs, tried on a Python process in its
+place."""
 
 from __future__ import annotations
 
