@@ -18,7 +18,7 @@ IMAGE_BASE ?= auto
 # run (quick when cached); 0: it does neither (for a quick run of the unit tests, say).
 CONTAINERS ?= 1
 
-.PHONY: setup fonts train evaluate declare-faces demo test serve bench profile perf analyze capacity detector-onnx peers \
+.PHONY: setup fonts train evaluate declare-faces demo lint test serve bench profile perf analyze capacity detector-onnx peers \
 	bench-pages image lock clean
 
 setup: $(STAMP) $(REAPER)
@@ -60,8 +60,12 @@ declare-faces: setup $(RAPIDOCR)
 demo: setup
 	$(PY) -m client.quickstart
 
+# pyflakes and the line length (pyproject.toml's [tool.ruff]); make test runs it first.
+lint: setup
+	$(PY) -m ruff check .
+
 # No engine is no failure: the container tests then skip, saying why.
-test: setup fonts
+test: setup fonts lint
 ifeq ($(CONTAINERS),1)
 	@if bash docker/engine.sh; then bash docker/build.sh cpu; \
 	else echo "test: no Docker engine here: the container tests will be skipped"; fi
