@@ -361,9 +361,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "(default: --line-stretch)")
     parser.add_argument("--read-again-below", type=float, default=READ_AGAIN_BELOW, metavar="C",
                         help="read each variable-width line again where its confidence is below C, "
-                             f"{READ_AGAIN_STEP:g} times narrower and wider than --line-stretch, keeping the most "
-                             "confident reading (str_ocr.read_again; default: %(default)s, as served; "
-                             "0 reads each line once)")
+                             f"{READ_AGAIN_STEP:g} times narrower and wider than it was drawn (--line-stretch; "
+                             "--against-line-stretch for the --against weights), keeping the most confident "
+                             "reading (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
     parser.add_argument("--against-read-again-below", type=float, metavar="C",
                         help="the --against weights read lines again below this confidence (default: "
                              "--read-again-below)")

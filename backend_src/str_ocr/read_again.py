@@ -16,14 +16,17 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from .contract import INPUT_HEIGHT, LINE, LINE_STRETCH, LOGITS, output_length
+from .contract import INPUT_HEIGHT, LINE, LOGITS, output_length
 from .errors import InputError
 from .preprocess import LineLimits, denormalize, resize_line
 from .text import Reading, read_logits
 
-READ_AGAIN_STEP = LINE_STRETCH
-"""How much narrower and wider than it was served an unsure line is read again: served at ``LINE_STRETCH``, at its
-own aspect ratio and at ``LINE_STRETCH`` squared."""
+READ_AGAIN_STEP = 1.2
+"""How much narrower and wider than it was served an unsure line is read again. Served at the default
+``LINE_STRETCH`` of 1.2, that is its own aspect ratio and 1.44 times it, the widths round 36 measured."""
+
+THRESHOLD_RANGE = "a confidence from 0 (never) to 1"
+"""What ``read_again_below`` must be."""
 
 LineReader = Callable[[list[np.ndarray]], list[Reading]]
 """``read(lines)``: the readings of grey ``[32, W]`` uint8 lines, in order."""
@@ -40,7 +43,7 @@ def read_again_threshold(below: float, name: str = "read_again_below") -> float:
     """``below``, the confidence under which a line is read again, after checking it: ``ValueError`` naming it
     ``name`` unless it is from 0 (read each line once) to 1."""
     if not 0 <= below <= 1:
-        raise ValueError(f"{name} must be a confidence from 0 (never) to 1, got {below:g}")
+        raise ValueError(f"{name} must be {THRESHOLD_RANGE}, got {below:g}")
     return below
 
 
@@ -78,13 +81,13 @@ class Rereading:
 
 
 def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float,
-              limits: LineLimits = LineLimits(), stretches: Sequence[float] | None = None) -> Rereading:
+              limits: LineLimits = LineLimits()) -> Rereading:
     """What to read again of ``lines`` (grey ``[32, W]`` uint8, read once as ``first``, served at
-    ``limits.stretch``): each line less sure than ``below``, resampled to each of ``stretches`` (by default
-    ``read_again_stretches``) that changes its width (not one that ``limits`` clamp to the width it has)."""
-    unsure = [i for i, reading in enumerate(first) if reading.confidence < read_again_threshold(below)]
+    ``limits.stretch``): each line less sure than ``below``, resampled to each of ``read_again_stretches`` that
+    changes its width (not one that ``limits`` clamp to the width it has)."""
+    unsure = [i for i, reading in enumerate(first) if reading.confidence < below]
     of, resampled = [], []
-    for stretch in read_again_stretches(limits.stretch) if stretches is None else stretches:
+    for stretch in read_again_stretches(limits.stretch):
         for i in unsure:
             line = restretched(lines[i], stretch, limits)
             if line.shape != lines[i].shape:
@@ -94,12 +97,11 @@ def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: floa
 
 
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
-                            stretches: Sequence[float] | None = None,
                             limits: LineLimits = LineLimits()) -> tuple[list[Reading], int]:
     """The readings of ``lines``, each read once and the unsure read again (``rereading``); and how many lines
     were read again."""
     first = read(list(lines))
-    plan = rereading(lines, first, below, limits, stretches)
+    plan = rereading(lines, first, below, limits)
     if not plan.of:
         return first, 0
     return plan.kept(first, read(plan.resampled)), plan.count

@@ -18,7 +18,7 @@ from .detection import DetectorSettings
 from .images import ImageLimits
 from .page import PageSettings
 from .preprocess import LineLimits
-from .read_again import read_again_threshold
+from .read_again import THRESHOLD_RANGE, read_again_threshold
 from .runtime import threads_per_cpu_instance
 
 T = TypeVar("T")
@@ -69,7 +69,7 @@ def one_of(choices: tuple[str, ...]) -> str:
 def read_again_below(parameters: Mapping[str, str], default: float) -> float:
     """Parameter ``read_again_below``: the confidence below which a line is read again (``str_ocr.read_again``)."""
     return setting(parameters, "read_again_below", lambda raw: read_again_threshold(float(raw)), default,
-                   "a confidence from 0 (never) to 1")
+                   THRESHOLD_RANGE)
 
 
 def threads_or_auto(raw: str) -> int | None:

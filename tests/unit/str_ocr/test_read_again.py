@@ -61,17 +61,6 @@ def test_sure_lines_are_read_once():
     assert reader.calls == [[120, 60]] and read_again == 0 and [r.text for r in readings] == ["120", "60"]
 
 
-def test_a_line_is_not_read_again_at_the_stretch_it_was_served_at():
-    reader = WidthReader({})
-    readings, read_again = read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0, 1.44),
-                                                     limits=LineLimits(stretch=1.0))
-    assert reader.calls == [[100], [144]] and read_again == 1
-    reader = WidthReader({})
-    served_at_one = LineLimits(stretch=1.0)
-    assert read_again_where_unsure([line(100)], reader, below=0.8, stretches=(1.0,), limits=served_at_one)[1] == 0
-    assert reader.calls == [[100]]
-
-
 @pytest.mark.parametrize(("served", "width", "again"), [(1.2, 120, [100, 144]), (1.0, 100, [83, 120]),
                                                         (2.0, 200, [167, 240])])
 def test_unsure_lines_are_read_again_a_step_narrower_and_wider_than_they_were_served(served, width, again):
@@ -85,8 +74,6 @@ def test_unsure_lines_are_read_again_a_step_narrower_and_wider_than_they_were_se
 def test_a_threshold_outside_0_to_1_is_refused_with_its_name(below):
     with pytest.raises(ValueError, match="--below must be a confidence from 0 .never. to 1"):
         read_again_threshold(below, "--below")
-    with pytest.raises(ValueError, match="read_again_below must be"):
-        rereading([line(60)], [Reading("60", 0.5)], below)
 
 
 def test_a_rereading_refuses_readings_that_do_not_match_its_lines():
