@@ -18,8 +18,8 @@ IMAGE_BASE ?= auto
 # run (quick when cached); 0: it does neither (for a quick run of the unit tests, say).
 CONTAINERS ?= 1
 
-.PHONY: setup fonts train evaluate declare-faces demo lint test serve bench profile perf analyze capacity detector-onnx peers \
-	bench-pages image lock clean
+.PHONY: setup fonts train evaluate declare-faces demo lint test serve bench profile perf analyze capacity detector-onnx \
+	peers bench-pages image lock clean
 
 setup: $(STAMP) $(REAPER)
 
