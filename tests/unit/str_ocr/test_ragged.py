@@ -17,7 +17,7 @@ LOGIT_TOLERANCE = 1e-3
 GPU_LOGIT_TOLERANCE = 0.15
 # In bf16 (OpenVINO's, on a CPU that has it) a logit near 14 moves in steps of 0.06, and the engine picks kernels by
 # shape: served batched and alone, lines differed by up to 0.016 (64 generated lines, an EPYC with avx512_bf16,
-# weights without attention layers).
+# weights without attention layers) and by up to 0.033 with round 22's attention layers (60 lines, the same CPU).
 BF16_LOGIT_TOLERANCE = 0.15
 
 
