@@ -364,6 +364,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              f"{READ_AGAIN_STEP:g} times narrower and wider than it was drawn (--line-stretch; "
                              "--against-line-stretch for the --against weights), keeping the most confident "
                              "reading (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
+    parser.add_argument("--second-checkpoint", type=Path, metavar="CHECKPOINT",
+                        help="other weights that read the variable-width lines read again as well, as drawn and at "
+                             "the other stretches, the most confident reading kept (with --read-again-below above 0)")
     parser.add_argument("--against-read-again-below", type=float, metavar="C",
                         help="the --against weights read lines again below this confidence (default: "
                              "--read-again-below)")
@@ -384,6 +387,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             read_again_threshold(below, option)
         except ValueError as error:
             parser.error(str(error))
+    if args.second_checkpoint and (args.url or not args.read_again_below):
+        parser.error("--second-checkpoint reads the lines read again in-process: leave out --url, and give "
+                     "--read-again-below above 0")
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
     return args
@@ -410,12 +416,12 @@ def redrawn(args: argparse.Namespace, sets: dict[str, list[Sample]], line_stretc
 
 
 def read_lines(images: list[np.ndarray], read: LineReader, below: float, line_stretch: float,
-               variable_width: bool) -> tuple[list[Reading], int | None]:
+               variable_width: bool, second: LineReader | None = None) -> tuple[list[Reading], int | None]:
     """The readings of a set's lines (drawn at ``line_stretch``), and how many were read again: each variable-width
-    line less sure than ``below`` is read again (None where no line could be)."""
+    line less sure than ``below`` is read again, by ``second`` too where given (None where no line could be)."""
     if not below or not variable_width:
         return read(images), None
-    return read_again_where_unsure(images, read, below, limits=LineLimits(stretch=line_stretch))
+    return read_again_where_unsure(images, read, below, limits=LineLimits(stretch=line_stretch), second=second)
 
 
 def name_is_variable_width(name: str) -> bool:
@@ -493,6 +499,12 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     in_process = not args.url or args.speed
     engine = _in_process_engine(model, args, device) if in_process else None
     recognizer = Recognizer(engine, max_lines=256) if engine else None
+    second = None
+    if args.second_checkpoint:
+        args.second_checkpoint, second_model = _recogniser(args.second_checkpoint, None)
+        second = Recognizer(_in_process_engine(second_model, args, device), max_lines=256).read
+        results["second_checkpoint"] = str(args.second_checkpoint)
+        print(f"  the lines read again are read by {args.second_checkpoint} as well")
     other = None
     if args.against:
         args.against, other_model = _recogniser(args.against, None)
@@ -517,7 +529,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         start = time.perf_counter()
         variable_width = name_is_variable_width(name)
         readings, read_again = read_lines([s.image for s in samples], read, args.read_again_below, args.line_stretch,
-                                          variable_width)
+                                          variable_width, second)
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
         if read_again is not None:
@@ -546,7 +558,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         print_worst_difference(results["sets"], args.against)
     if args.by_face:
         def read_variable_width(images: list) -> list[Reading]:
-            return read_lines(images, read, args.read_again_below, args.line_stretch, variable_width=True)[0]
+            return read_lines(images, read, args.read_again_below, args.line_stretch, True, second)[0]
 
         results["faces"] = {group: face_scores(group, args.seed, args.by_face, read_variable_width, args.line_stretch)
                             for group in args.sets}

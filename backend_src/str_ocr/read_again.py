@@ -2,7 +2,8 @@
 
 A variable-width line is read ``LINE_STRETCH`` times as wide as its aspect ratio. Where the greedy path's
 probability (``Reading.confidence``) is below a threshold, the same line is resampled to other stretches and read
-again, and the most confident of the readings is kept. Only the unsure lines cost more.
+again, and the most confident of the readings is kept; second weights, where given, read the unsure lines too,
+as served and at the other stretches. Only the unsure lines cost more.
 
 ``rereading`` says which lines to read again, and ``Rereading.kept`` keeps the best readings; the caller reads them,
 in one call, the way it reads (in process, or through a served recogniser).
@@ -80,12 +81,17 @@ class Rereading:
         return readings
 
 
+def unsure_lines(first: Sequence[Reading], below: float) -> list[int]:
+    """The indices of the readings less sure than ``below``."""
+    return [i for i, reading in enumerate(first) if reading.confidence < below]
+
+
 def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float,
               limits: LineLimits = LineLimits()) -> Rereading:
     """What to read again of ``lines`` (grey ``[32, W]`` uint8, read once as ``first``, served at
     ``limits.stretch``): each line less sure than ``below``, resampled to each of ``read_again_stretches`` that
     changes its width (not one that ``limits`` clamp to the width it has)."""
-    unsure = [i for i, reading in enumerate(first) if reading.confidence < below]
+    unsure = unsure_lines(first, below)
     of, resampled = [], []
     for stretch in read_again_stretches(limits.stretch):
         for i in unsure:
@@ -97,14 +103,23 @@ def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: floa
 
 
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
-                            limits: LineLimits = LineLimits()) -> tuple[list[Reading], int]:
-    """The readings of ``lines``, each read once and the unsure read again (``rereading``); and how many lines
+                            limits: LineLimits = LineLimits(),
+                            second: LineReader | None = None) -> tuple[list[Reading], int]:
+    """The readings of ``lines``, each read once and the unsure read again (``rereading``); with ``second``
+    (other weights), the unsure read by those as well, as served and at the other stretches; and how many lines
     were read again."""
     first = read(list(lines))
     plan = rereading(lines, first, below, limits)
+    again = read(plan.resampled) if plan.of else []
+    if second is not None:
+        unsure = unsure_lines(first, below)
+        by_second = Rereading(unsure + plan.of, [lines[i] for i in unsure] + plan.resampled)
+        if by_second.of:
+            again += second(by_second.resampled)
+            plan = Rereading(plan.of + by_second.of, plan.resampled + by_second.resampled)
     if not plan.of:
         return first, 0
-    return plan.kept(first, read(plan.resampled)), plan.count
+    return plan.kept(first, again), plan.count
 
 
 async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_steps: int, below: float,

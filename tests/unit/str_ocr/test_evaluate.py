@@ -239,6 +239,26 @@ def test_against_reads_the_same_texts_drawn_at_its_own_line_stretch():
         variable["word_accuracy"])
 
 
+def test_second_weights_read_the_variable_width_lines_read_again_and_not_the_fixed_ones(untrained):
+    shipped, _ = served_weights()
+    alone = main(["--checkpoint", untrained, "--count", "12", "--sets", "current", "--examples", "0"])
+    paired = main(["--checkpoint", untrained, "--second-checkpoint", str(shipped), "--count", "12", "--sets",
+                   "current", "--examples", "0"])
+    assert paired["second_checkpoint"] == str(shipped)
+    fixed, variable = (f"current: {width}" for width in ("fixed 32x100", "variable width"))
+    # The untrained weights are unsure of every line: the shipped ones read the variable-width lines, once read again.
+    assert paired["sets"][fixed]["word_accuracy"] == alone["sets"][fixed]["word_accuracy"]
+    assert paired["sets"][variable]["read_again"] == 12
+    assert paired["sets"][variable]["word_accuracy"] > alone["sets"][variable]["word_accuracy"] + 0.5
+
+
+@pytest.mark.parametrize("options", [["--read-again-below", "0"], ["--url", "localhost:1"]])
+def test_second_weights_need_lines_read_again_in_process(options, capsys):
+    with pytest.raises(SystemExit):
+        main(["--checkpoint", "x.pth", "--second-checkpoint", "y.pth", *options])
+    assert "--second-checkpoint reads the lines read again in-process" in capsys.readouterr().err
+
+
 def test_a_line_stretch_is_a_width_factor():
     with pytest.raises(SystemExit):
         main(["--checkpoint", "x.pth", "--line-stretch", "0"])

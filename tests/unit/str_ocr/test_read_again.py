@@ -61,6 +61,14 @@ def test_sure_lines_are_read_once():
     assert reader.calls == [[120, 60]] and read_again == 0 and [r.text for r in readings] == ["120", "60"]
 
 
+def test_second_weights_read_the_unsure_lines_as_served_and_at_each_stretch_and_the_surest_reading_is_kept():
+    reader = WidthReader({120: 0.95, 60: 0.4, 50: 0.3, 72: 0.5})
+    second = WidthReader({60: 0.45, 50: 0.9, 72: 0.2})
+    readings, read_again = read_again_where_unsure([line(120), line(60)], reader, below=0.8, second=second)
+    assert reader.calls == [[120, 60], [50, 72]] and second.calls == [[60, 50, 72]]  # the sure line by neither
+    assert [r.text for r in readings] == ["120", "50"] and readings[1].confidence == 0.9 and read_again == 1
+
+
 @pytest.mark.parametrize(("served", "width", "again"), [(1.2, 120, [100, 144]), (1.0, 100, [83, 120]),
                                                         (2.0, 200, [167, 240])])
 def test_unsure_lines_are_read_again_a_step_narrower_and_wider_than_they_were_served(served, width, again):
