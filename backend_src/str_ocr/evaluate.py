@@ -366,7 +366,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "reading (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
     parser.add_argument("--second-checkpoint", type=Path, metavar="CHECKPOINT",
                         help="other weights that read the variable-width lines read again as well, as drawn and at "
-                             "the other stretches, the most confident reading kept (with --read-again-below above 0)")
+                             "the other stretches, the most confident reading kept (with --read-again-below above 0; "
+                             "with --peers, the time per line counts their readings too)")
     parser.add_argument("--against-read-again-below", type=float, metavar="C",
                         help="the --against weights read lines again below this confidence (default: "
                              "--read-again-below)")
@@ -387,9 +388,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             read_again_threshold(below, option)
         except ValueError as error:
             parser.error(str(error))
-    if args.second_checkpoint and (args.url or not args.read_again_below):
-        parser.error("--second-checkpoint reads the lines read again in-process: leave out --url, and give "
-                     "--read-again-below above 0")
+    if args.second_checkpoint and args.url:
+        parser.error("--second-checkpoint reads the lines read again in-process: leave out --url")
+    if args.second_checkpoint and not args.read_again_below:
+        parser.error("--second-checkpoint reads the lines read again: give --read-again-below above 0")
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
     return args
@@ -558,7 +560,8 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         print_worst_difference(results["sets"], args.against)
     if args.by_face:
         def read_variable_width(images: list) -> list[Reading]:
-            return read_lines(images, read, args.read_again_below, args.line_stretch, True, second)[0]
+            return read_lines(images, read, args.read_again_below, args.line_stretch, variable_width=True,
+                              second=second)[0]
 
         results["faces"] = {group: face_scores(group, args.seed, args.by_face, read_variable_width, args.line_stretch)
                             for group in args.sets}

@@ -58,8 +58,8 @@ def restretched(line: np.ndarray, stretch: float, limits: LineLimits = LineLimit
 
 @dataclass(frozen=True)
 class Rereading:
-    """Lines to read again: ``resampled``, each line ``of[k]`` resampled to another stretch, to be read in one
-    call."""
+    """Lines to read again: ``resampled``, each line ``of[k]`` resampled to another stretch (or, for second
+    weights, as it was served), to be read in one call."""
 
     of: list[int]
     resampled: list[np.ndarray]
@@ -115,7 +115,7 @@ def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below
         unsure = unsure_lines(first, below)
         by_second = Rereading(unsure + plan.of, [lines[i] for i in unsure] + plan.resampled)
         if by_second.of:
-            again += second(by_second.resampled)
+            again = again + second(by_second.resampled)
             plan = Rereading(plan.of + by_second.of, plan.resampled + by_second.resampled)
     if not plan.of:
         return first, 0

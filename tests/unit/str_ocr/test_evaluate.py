@@ -252,11 +252,12 @@ def test_second_weights_read_the_variable_width_lines_read_again_and_not_the_fix
     assert paired["sets"][variable]["word_accuracy"] > alone["sets"][variable]["word_accuracy"] + 0.5
 
 
-@pytest.mark.parametrize("options", [["--read-again-below", "0"], ["--url", "localhost:1"]])
-def test_second_weights_need_lines_read_again_in_process(options, capsys):
+@pytest.mark.parametrize(("options", "says"), [(["--read-again-below", "0"], "give --read-again-below above 0"),
+                                               (["--url", "localhost:1"], "in-process: leave out --url")])
+def test_second_weights_need_lines_read_again_in_process(options, says, capsys):
     with pytest.raises(SystemExit):
         main(["--checkpoint", "x.pth", "--second-checkpoint", "y.pth", *options])
-    assert "--second-checkpoint reads the lines read again in-process" in capsys.readouterr().err
+    assert says in capsys.readouterr().err
 
 
 def test_a_line_stretch_is_a_width_factor():

@@ -62,11 +62,22 @@ def test_sure_lines_are_read_once():
 
 
 def test_second_weights_read_the_unsure_lines_as_served_and_at_each_stretch_and_the_surest_reading_is_kept():
-    reader = WidthReader({120: 0.95, 60: 0.4, 50: 0.3, 72: 0.5})
-    second = WidthReader({60: 0.45, 50: 0.9, 72: 0.2})
-    readings, read_again = read_again_where_unsure([line(120), line(60)], reader, below=0.8, second=second)
-    assert reader.calls == [[120, 60], [50, 72]] and second.calls == [[60, 50, 72]]  # the sure line by neither
-    assert [r.text for r in readings] == ["120", "50"] and readings[1].confidence == 0.9 and read_again == 1
+    reader = WidthReader({90: 0.95, 60: 0.4, 100: 0.4, 50: 0.3, 72: 0.7, 83: 0.6})
+    second = WidthReader({60: 0.45, 100: 0.9, 50: 0.2, 72: 0.2, 83: 0.1})
+    readings, read_again = read_again_where_unsure([line(90), line(60), line(100)], reader, below=0.8,
+                                                   limits=LineLimits(max_width=100), second=second)
+    # The sure line by neither; 100 wide, 1.44 times as wide is clamped to the width it has, so not read again.
+    assert reader.calls == [[90, 60, 100], [50, 83, 72]] and second.calls == [[60, 100, 50, 83, 72]]
+    assert [(r.text, r.confidence) for r in readings] == [("90", 0.95), ("72", 0.7), ("100", 0.9)]
+    assert read_again == 2
+
+
+def test_second_weights_read_an_unsure_line_that_no_stretch_changes():
+    reader, second = WidthReader({100: 0.4}), WidthReader({100: 0.6})
+    readings, read_again = read_again_where_unsure([line(100)], reader, below=0.8,
+                                                   limits=LineLimits(min_width=100, max_width=100), second=second)
+    assert reader.calls == [[100]] and second.calls == [[100]]
+    assert readings[0].confidence == 0.6 and read_again == 1
 
 
 @pytest.mark.parametrize(("served", "width", "again"), [(1.2, 120, [100, 144]), (1.0, 100, [83, 120]),
