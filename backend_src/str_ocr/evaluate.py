@@ -473,6 +473,13 @@ def _recogniser(checkpoint: Path | None,
         raise SystemExit(f"evaluate: {error}") from None
 
 
+def _other_recogniser(checkpoint: Path, args: argparse.Namespace,
+                      device: torch.device) -> tuple[Path, Recognizer]:
+    """Other weights than the evaluated (``--against``, ``--second-checkpoint``) and their in-process reader."""
+    checkpoint, model = _recogniser(checkpoint, None)
+    return checkpoint, Recognizer(_in_process_engine(model, args, device), max_lines=256)
+
+
 def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[Path | None, int]] | None = None,
          read_served: ServedReader | None = None, read_peer: PeerReader | None = None) -> dict:
     """The evaluation; without ``--checkpoint``, of the weights ``shipped_weights()`` names; with ``--url``,
@@ -503,14 +510,13 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     recognizer = Recognizer(engine, max_lines=256) if engine else None
     second = None
     if args.second_checkpoint:
-        args.second_checkpoint, second_model = _recogniser(args.second_checkpoint, None)
-        second = Recognizer(_in_process_engine(second_model, args, device), max_lines=256).read
+        args.second_checkpoint, second_recognizer = _other_recogniser(args.second_checkpoint, args, device)
+        second = second_recognizer.read
         results["second_checkpoint"] = str(args.second_checkpoint)
         print(f"  the lines read again are read by {args.second_checkpoint} as well")
     other = None
     if args.against:
-        args.against, other_model = _recogniser(args.against, None)
-        other = Recognizer(_in_process_engine(other_model, args, device), max_lines=256)
+        args.against, other = _other_recogniser(args.against, args, device)
         results["against"] = str(args.against)
         results["against_line_stretch"] = args.against_line_stretch
         results["against_read_again_below"] = args.against_read_again_below
