@@ -17,7 +17,7 @@ peers' recognisers in their own virtualenvs (``str_ocr_bench.peer_lines``).
 from str_ocr.evaluate import main
 from str_ocr_bench.peer_lines import read_lines as read_peer_lines
 from str_ocr_client.sending import read_lines
-from str_ocr_triton.config import served_weights
+from str_ocr_triton.config import served_second_weights, served_weights
 
 
 def read_peer(peer, images):
@@ -26,4 +26,5 @@ def read_peer(peer, images):
 
 
 if __name__ == "__main__":
-    main(shipped_weights=served_weights, read_served=read_lines, read_peer=read_peer)
+    main(shipped_weights=served_weights, read_served=read_lines, read_peer=read_peer,
+         shipped_second_weights=served_second_weights)

@@ -13,6 +13,8 @@ from .text import NUM_CLASSES  # noqa: F401 - the class count belongs to the alp
 # --- Models ------------------------------------------------------------------------------------------
 RECOGNIZER = "text_recognition"
 RECOGNIZER_ONNX = "text_recognition_onnx"
+SECOND_RECOGNIZER = "text_recognition_second"
+"""The recogniser with second weights, which ``ocr`` has read the lines it is unsure of as well."""
 OCR = "ocr"
 PREPROCESS = "ocr_preprocess"
 POSTPROCESS = "ocr_postprocess"
@@ -20,7 +22,11 @@ DETECTOR = "text_detection"
 OCR_PAGE = "ocr_page"
 
 MODEL_CALLS = {OCR_PAGE: (DETECTOR, RECOGNIZER), POSTPROCESS: (RECOGNIZER,)}
-"""The models a Python model calls (BLS): Triton cannot see them in its config, as it sees an ensemble's steps."""
+"""The models a Python model calls (BLS): Triton cannot see them in its config, as it sees an ensemble's steps.
+Besides these, each calls the model its ``SECOND_RECOGNIZER_PARAMETER`` names, where it names one."""
+SECOND_RECOGNIZER_PARAMETER = "second_recognizer"
+"""``ocr_postprocess``'s and ``ocr_page``'s parameter naming a recogniser with second weights, which reads the lines
+read again as well (``str_ocr.read_again``); empty, none."""
 
 # --- Tensors -----------------------------------------------------------------------------------------
 INPUT_NAME = "input.1"
@@ -114,6 +120,7 @@ POSTPROCESS_PARAMETERS = {
     "line_stretch": LINE_STRETCH,
     "read_again_below": READ_AGAIN_BELOW,
     "max_requests_in_flight": 32,
+    SECOND_RECOGNIZER_PARAMETER: "",
 }
 """ocr_postprocess's ``parameters`` and their defaults: it refuses logits of more time steps than a line ``max_width``
 wide gives, reads the lines it is given (``LINE``) again within the widths and from the stretch of
@@ -141,6 +148,7 @@ PAGE_PARAMETERS = {
     "group_padding": 0.25,
     "max_requests_in_flight": 32,
     "read_again_below": 0.0,
+    SECOND_RECOGNIZER_PARAMETER: "",
 }
 """ocr_page's ``parameters`` and their defaults."""
 DETECTOR_PARAMETERS = {

@@ -50,6 +50,8 @@ from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety,
 from .text import Reading
 
 DEFAULT_SEED = 20_261_122
+NO_SECOND = "none"
+"""``--second-checkpoint none``: read without second weights, even the shipped weights."""
 GROUPS = ("current", "training", "held-out")
 FIXED_CHARS = 10
 """Longest string of the fixed 32x100 sets of the training and held-out faces: past 10 characters
@@ -364,10 +366,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              f"{READ_AGAIN_STEP:g} times narrower and wider than it was drawn (--line-stretch; "
                              "--against-line-stretch for the --against weights), keeping the most confident "
                              "reading (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
-    parser.add_argument("--second-checkpoint", type=Path, metavar="CHECKPOINT",
+    parser.add_argument("--second-checkpoint", metavar="CHECKPOINT",
                         help="other weights that read the variable-width lines read again as well, as drawn and at "
                              "the other stretches, the most confident reading kept (with --read-again-below above 0; "
-                             "with --peers, the time per line counts their readings too)")
+                             "with --peers, the time per line counts their readings too). Default, without "
+                             "--checkpoint and --url: the weights ocr_postprocess's second_recognizer serves, as the "
+                             "served ocr reads; 'none': no second weights")
     parser.add_argument("--against-read-again-below", type=float, metavar="C",
                         help="the --against weights read lines again below this confidence (default: "
                              "--read-again-below)")
@@ -388,9 +392,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             read_again_threshold(below, option)
         except ValueError as error:
             parser.error(str(error))
-    if args.second_checkpoint and args.url:
+    given_second = args.second_checkpoint not in (None, NO_SECOND)
+    if given_second and args.url:
         parser.error("--second-checkpoint reads the lines read again in-process: leave out --url")
-    if args.second_checkpoint and not args.read_again_below:
+    if given_second and not args.read_again_below:
         parser.error("--second-checkpoint reads the lines read again: give --read-again-below above 0")
     if args.against and args.count < 2:
         parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
@@ -480,10 +485,24 @@ def _other_recogniser(checkpoint: Path, args: argparse.Namespace,
     return checkpoint, Recognizer(_in_process_engine(model, args, device), max_lines=256)
 
 
+def _second_checkpoint(args: argparse.Namespace,
+                       shipped_second_weights: Callable[[], Path | None] | None) -> Path | None:
+    """The second weights to read with: ``--second-checkpoint``'s; where it is not given, the served ones
+    (``shipped_second_weights()``) when the shipped weights are read in-process and lines are read again."""
+    if args.second_checkpoint == NO_SECOND:
+        return None
+    if args.second_checkpoint is not None:
+        return Path(args.second_checkpoint)
+    shipped = args.checkpoint is None and not args.url and args.read_again_below and shipped_second_weights
+    return shipped_second_weights() if shipped else None
+
+
 def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[Path | None, int]] | None = None,
-         read_served: ServedReader | None = None, read_peer: PeerReader | None = None) -> dict:
-    """The evaluation; without ``--checkpoint``, of the weights ``shipped_weights()`` names; with ``--url``,
-    read through ``read_served``; with ``--peers``, beside ``read_peer``'s. ``scripts/evaluate.py`` gives all three."""
+         read_served: ServedReader | None = None, read_peer: PeerReader | None = None,
+         shipped_second_weights: Callable[[], Path | None] | None = None) -> dict:
+    """The evaluation; without ``--checkpoint``, of the weights ``shipped_weights()`` names, with the second weights
+    ``shipped_second_weights()`` names; with ``--url``, read through ``read_served``; with ``--peers``, beside
+    ``read_peer``'s. ``scripts/evaluate.py`` gives all four."""
     args = parse_args(argv)
     peers = args.peers
     if peers and read_peer is None:
@@ -494,6 +513,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         torch.set_num_threads(1)
     if args.url and read_served is None:
         raise SystemExit("evaluate: --url needs a client (scripts/evaluate.py has one)")
+    args.second_checkpoint = _second_checkpoint(args, shipped_second_weights)
     args.checkpoint, model = _recogniser(args.checkpoint, shipped_weights)
     channels = model.output_channels
     device = torch.device("cuda" if torch.cuda.is_available() and args.engine == "torch" else "cpu")

@@ -28,7 +28,7 @@ from .detection import Boxes, DetectorSettings, detector_input, find_boxes, read
 from .errors import Cancelled
 from .images import ImageLimits, open_image, to_rgb
 from .preprocess import LineLimits, denormalize, normalize, resize_line
-from .read_again import read_again_threshold, rereading
+from .read_again import read_again_threshold, read_unsure_again
 from .text import Reading, greedy_decode
 
 LETTER_GAP_RATIO = 2.0
@@ -155,6 +155,7 @@ class PageSettings:
     group_padding: float = PAGE_PARAMETERS["group_padding"]
     max_requests_in_flight: int = PAGE_PARAMETERS["max_requests_in_flight"]
     read_again_below: float = PAGE_PARAMETERS["read_again_below"]
+    second_recognizer: str = PAGE_PARAMETERS["second_recognizer"]
 
     def __post_init__(self) -> None:
         if self.crop_batching not in CROP_BATCHINGS:
@@ -181,8 +182,10 @@ class PageReading:
     read_again: int = 0
 
 
+DETECTOR_STEP, RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP = "detector", "recognizer", "second recognizer"
+"""The models ``Infer`` reaches: the detector, the recogniser, and the second weights' (``second_recognizer``)."""
 Infer = Callable[[str, np.ndarray], Awaitable[np.ndarray]]
-"""``infer(model, input)``: a model's output for one input; ``model`` is ``"detector"`` or ``"recognizer"``."""
+"""``infer(step, input)``: the output for one input of the model of ``step``, one of the steps above."""
 
 
 async def read_page(data: bytes, settings: PageSettings, infer: Infer,
@@ -190,7 +193,7 @@ async def read_page(data: bytes, settings: PageSettings, infer: Infer,
     """The words of an encoded image, read with the detector and the recogniser that ``infer`` reaches."""
     page = decode_page(data, settings.images)
     pixels, scale = detector_input(page.rgb, settings.detector)
-    probability = await infer("detector", pixels)
+    probability = await infer(DETECTOR_STEP, pixels)
     boxes, dropped = strongest(find_boxes(probability[0, 0], scale, page.size, settings.detector), settings.max_boxes)
     words = cut_words(page.grey, boxes, settings.word_gap, settings.lines)
     if len(words) > settings.max_words:  # lines cut into many words: the budget holds for words too
@@ -206,27 +209,34 @@ async def read_page(data: bytes, settings: PageSettings, infer: Infer,
 
 async def read_words(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,
                      cancelled: Callable[[], bool] = lambda: False) -> tuple[list[Reading], int]:
-    """Each line's reading, a line less sure than ``settings.read_again_below`` read again at other stretches and
-    keeping its most confident reading (``str_ocr.read_again``); and how many lines were read again."""
+    """Each line's reading, a line less sure than ``settings.read_again_below`` read again at other stretches, and
+    by ``settings.second_recognizer`` where it names one, keeping its most confident reading (``str_ocr.read_again``);
+    and how many lines were read again."""
     first = [greedy_decode(logits) for logits in await recognise(lines, settings, infer, cancelled)]
     if not settings.read_again_below:
         return first, 0
-    plan = rereading([denormalize(line[0]) for line in lines], first, settings.read_again_below, settings.lines)
-    if not plan.of:
-        return first, 0
-    return plan.kept(first, await read_grey_lines(plan.resampled, settings, infer, cancelled)), plan.count
+
+    def reader(step: str) -> Callable[[list[np.ndarray]], Awaitable[list[Reading]]]:
+        return lambda grey: read_grey_lines(grey, settings, infer, cancelled, step)
+
+    second = reader(SECOND_RECOGNIZER_STEP) if settings.second_recognizer else None
+    return await read_unsure_again([denormalize(line[0]) for line in lines], first, settings.read_again_below,
+                                   settings.lines, reader(RECOGNIZER_STEP), second)
 
 
 async def read_grey_lines(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,
-                          cancelled: Callable[[], bool] = lambda: False) -> list[Reading]:
-    """The readings of grey ``[32, W]`` uint8 lines, sent as ``settings.crop_batching`` says (``recognise``)."""
-    logits = await recognise([normalize(line)[np.newaxis] for line in lines], settings, infer, cancelled)
+                          cancelled: Callable[[], bool] = lambda: False,
+                          step: str = RECOGNIZER_STEP) -> list[Reading]:
+    """The readings of grey ``[32, W]`` uint8 lines by ``step``'s recogniser, sent as ``settings.crop_batching``
+    says (``recognise``)."""
+    logits = await recognise([normalize(line)[np.newaxis] for line in lines], settings, infer, cancelled, step)
     return [greedy_decode(out) for out in logits]
 
 
 async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,
-                    cancelled: Callable[[], bool] = lambda: False) -> list[np.ndarray]:
-    """Each line's logits ``[W // 4 + 1, 37]``, the lines sent as ``settings.crop_batching`` says:
+                    cancelled: Callable[[], bool] = lambda: False, step: str = RECOGNIZER_STEP) -> list[np.ndarray]:
+    """Each line's logits ``[W // 4 + 1, 37]`` from ``step``'s recogniser, the lines sent as
+    ``settings.crop_batching`` says:
 
     - ``ragged``: each its own request, all at once, so that the recogniser's ragged batcher pools them with the
       lines of every other page in flight;
@@ -242,7 +252,7 @@ async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: 
         for line in lines:
             if cancelled():
                 raise Cancelled("the client cancelled the request")
-            logits.append((await infer("recognizer", line[np.newaxis]))[0])
+            logits.append((await infer(step, line[np.newaxis]))[0])
         return logits
     if settings.crop_batching == "ragged":
         groups = [[index] for index in range(len(lines))]
@@ -256,7 +266,7 @@ async def recognise(lines: Sequence[np.ndarray], settings: PageSettings, infer: 
 
     async def send(group: list[int]) -> np.ndarray:
         async with slots:
-            return await infer("recognizer", padded_batch([lines[i] for i in group]))
+            return await infer(step, padded_batch([lines[i] for i in group]))
 
     answers = await asyncio.gather(*(send(group) for group in groups), return_exceptions=True)
     if failed := next((answer for answer in answers if isinstance(answer, BaseException)), None):

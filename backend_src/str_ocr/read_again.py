@@ -11,6 +11,7 @@ in one call, the way it reads (in process, or through a served recogniser).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -102,6 +103,33 @@ def rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: floa
     return Rereading(of, resampled)
 
 
+def second_rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float,
+                     plan: Rereading) -> Rereading:
+    """What second weights read of ``lines`` (read once as ``first``): each line less sure than ``below`` as it was
+    served, and as ``plan`` (the first weights' ``rereading``) resamples it."""
+    unsure = unsure_lines(first, below)
+    return Rereading(unsure + plan.of, [lines[i] for i in unsure] + plan.resampled)
+
+
+def rereadings(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float, limits: LineLimits,
+               second: bool) -> list[Rereading]:
+    """What the first weights read again of ``lines`` (``rereading``) and, with ``second``, what second weights
+    read (``second_rereading``)."""
+    plan = rereading(lines, first, below, limits)
+    return [plan, second_rereading(lines, first, below, plan)] if second else [plan]
+
+
+def most_confident(first: Sequence[Reading], plans: Sequence[Rereading],
+                   again: Sequence[Sequence[Reading] | None]) -> tuple[list[Reading], int]:
+    """``first`` with each line's most confident reading kept from ``again``, the readings of each of ``plans``
+    (None where they could not be read: the readings before them stand); and how many lines were read again."""
+    readings, read_again = list(first), 0
+    for plan, readings_again in zip(plans, again):
+        if plan.of and readings_again is not None:
+            readings, read_again = plan.kept(readings, readings_again), max(read_again, plan.count)
+    return readings, read_again
+
+
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
                             limits: LineLimits = LineLimits(),
                             second: LineReader | None = None) -> tuple[list[Reading], int]:
@@ -109,33 +137,38 @@ def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below
     (other weights), the unsure read by those as well, as served and at the other stretches; and how many lines
     were read again."""
     first = read(list(lines))
-    plan = rereading(lines, first, below, limits)
-    again = read(plan.resampled) if plan.of else []
-    if second is not None:
-        unsure = unsure_lines(first, below)
-        by_second = Rereading(unsure + plan.of, [lines[i] for i in unsure] + plan.resampled)
-        if by_second.of:
-            again = again + second(by_second.resampled)
-            plan = Rereading(plan.of + by_second.of, plan.resampled + by_second.resampled)
-    if not plan.of:
-        return first, 0
-    return plan.kept(first, again), plan.count
+    plans = rereadings(lines, first, below, limits, second is not None)
+    readers = [read, second]
+    return most_confident(first, plans, [reader(plan.resampled) if plan.of else None
+                                         for plan, reader in zip(plans, readers)])
+
+
+async def read_unsure_again(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float, limits: LineLimits,
+                            read: ServedLineReader, second: ServedLineReader | None = None
+                            ) -> tuple[list[Reading], int]:
+    """``read_again_where_unsure`` through served recognisers, ``lines`` already read as ``first``: the first
+    weights' and the second's readings asked for at once."""
+    plans = rereadings(lines, first, below, limits, second is not None)
+
+    async def read_plan(plan: Rereading, reader: ServedLineReader) -> list[Reading] | None:
+        return await reader(plan.resampled) if plan.of else None
+
+    again = await asyncio.gather(*(read_plan(plan, reader) for plan, reader in zip(plans, [read, second])))
+    return most_confident(first, plans, again)
 
 
 async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_steps: int, below: float,
-                            limits: LineLimits, read: ServedLineReader) -> tuple[list[Reading], int]:
+                            limits: LineLimits, read: ServedLineReader,
+                            second: ServedLineReader | None = None) -> tuple[list[Reading], int]:
     """``ocr_postprocess``'s reading: the readings of ``logits`` ``[N, T, 37]`` (``text.read_logits``, at most
     ``max_steps`` time steps) and, where the recogniser inputs they came from are given (``lines``,
-    ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read`` (the first
-    readings kept where it cannot); and how many lines were."""
+    ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read`` and
+    ``second`` (``read_unsure_again``; the readings before kept where a reader cannot); and how many lines were."""
     first = read_logits(logits, max_steps)
     if lines is None:
         return first, 0
-    plan = rereading(grey_lines(lines, logits.shape[1], len(first), limits), first, below, limits)
-    again = await read(plan.resampled) if plan.of else None
-    if again is None:
-        return first, 0
-    return plan.kept(first, again), plan.count
+    grey = grey_lines(lines, logits.shape[1], len(first), limits)
+    return await read_unsure_again(grey, first, below, limits, read, second)
 
 
 def grey_lines(lines: np.ndarray, steps: int, count: int, limits: LineLimits) -> list[np.ndarray]:

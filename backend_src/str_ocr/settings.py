@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .contract import (CROP_BATCHINGS, DETECTION_PARAMETERS, DETECTOR_ENGINES, DETECTOR_PARAMETERS,
-                       POSTPROCESS_PARAMETERS)
+                       POSTPROCESS_PARAMETERS, SECOND_RECOGNIZER_PARAMETER)
 from .detection import DetectorSettings
 from .images import ImageLimits
 from .page import PageSettings
@@ -72,6 +72,17 @@ def read_again_below(parameters: Mapping[str, str], default: float) -> float:
                    THRESHOLD_RANGE)
 
 
+def second_recognizer(parameters: Mapping[str, str], below: float) -> str:
+    """Parameter ``second_recognizer``: the model with second weights that reads the lines read again as well, or
+    empty for none; ``ValueError`` where it names one and ``below`` (``read_again_below``) reads no line again."""
+    name = parameters.get(SECOND_RECOGNIZER_PARAMETER, "").strip()
+    if name and not below:
+        raise ValueError(f"model parameter {SECOND_RECOGNIZER_PARAMETER!r} names {name!r}, which reads the lines "
+                         "read again, but 'read_again_below' is 0: set it above 0, or leave "
+                         f"{SECOND_RECOGNIZER_PARAMETER!r} empty")
+    return name
+
+
 def threads_or_auto(raw: str) -> int | None:
     if raw.lower() == "auto":
         return None
@@ -121,19 +132,21 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
         group_padding=setting(parameters, "group_padding", float, defaults.group_padding, "a fraction such as 0.25"),
         max_requests_in_flight=setting(parameters, "max_requests_in_flight", int, defaults.max_requests_in_flight,
                                        "a number of requests"),
-        read_again_below=read_again_below(parameters, defaults.read_again_below),
+        read_again_below=(below := read_again_below(parameters, defaults.read_again_below)),
+        second_recognizer=second_recognizer(parameters, below),
     )
 
 
 @dataclass(frozen=True)
 class PostprocessSettings:
     """What ``ocr_postprocess`` is configured with: the widths and stretch of ``ocr_preprocess``'s lines, the
-    confidence below which it reads a line again (0: never), and how many of its lines an instance has waiting on the
-    recogniser at most."""
+    confidence below which it reads a line again (0: never), how many of its lines an instance has waiting on the
+    recogniser at most, and the recogniser with second weights that reads them as well (empty: none)."""
 
     lines: LineLimits
     read_again_below: float
     max_requests_in_flight: int
+    second_recognizer: str = POSTPROCESS_PARAMETERS[SECOND_RECOGNIZER_PARAMETER]
 
 
 def postprocess_settings(parameters: Mapping[str, str]) -> PostprocessSettings:
@@ -143,8 +156,9 @@ def postprocess_settings(parameters: Mapping[str, str]) -> PostprocessSettings:
                         "a number of requests")
     if in_flight < 1:
         raise ValueError("model parameter 'max_requests_in_flight' must be at least 1")
-    return PostprocessSettings(line_limits(parameters, stretched=True),
-                               read_again_below(parameters, defaults["read_again_below"]), in_flight)
+    below = read_again_below(parameters, defaults["read_again_below"])
+    return PostprocessSettings(line_limits(parameters, stretched=True), below, in_flight,
+                               second_recognizer(parameters, below))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
-from str_ocr.contract import MODEL_CALLS, RECOGNIZER
+from str_ocr.contract import MODEL_CALLS, POSTPROCESS, RECOGNIZER, SECOND_RECOGNIZER_PARAMETER
 
 if TYPE_CHECKING:
     from str_ocr.serving import ServingSettings
@@ -55,14 +55,27 @@ def backend_of(config: ModelConfig) -> str:
 
 def ensemble_steps(config: ModelConfig) -> list[str]:
     """The models a model cannot run without: an ensemble's steps, or those a Python model calls (BLS)."""
-    return [step.model_name for step in config.ensemble_scheduling.step] + list(MODEL_CALLS.get(config.name, ()))
+    return [step.model_name for step in config.ensemble_scheduling.step] + called_models(config)
 
 
-def recognizer_settings(repository: Path | None = None, config_name: str | None = None) -> ServingSettings:
-    """What text_recognition is served with under ``config_name``: its checkpoint, width and limits."""
+def called_models(config: ModelConfig) -> list[str]:
+    """The models a Python model calls (BLS): ``MODEL_CALLS``', and the one its ``second_recognizer`` names."""
+    second = second_recognizer_of(config)
+    return list(MODEL_CALLS.get(config.name, ())) + ([second] if second else [])
+
+
+def second_recognizer_of(config: ModelConfig) -> str:
+    """The recogniser with second weights a model's ``second_recognizer`` parameter names; empty for none."""
+    parameter = config.parameters.get(SECOND_RECOGNIZER_PARAMETER)
+    return parameter.string_value.strip() if parameter else ""
+
+
+def recognizer_settings(repository: Path | None = None, config_name: str | None = None,
+                        model: str = RECOGNIZER) -> ServingSettings:
+    """What recogniser ``model`` is served with under ``config_name``: its checkpoint, width and limits."""
     from str_ocr.serving import ServingSettings  # noqa: PLC0415 - loads torch, which only this needs
 
-    model_dir = (repository or default_repository()) / RECOGNIZER
+    model_dir = (repository or default_repository()) / model
     config = read_model_config(model_dir, config_name)
     parameters = {key: value.string_value for key, value in config.parameters.items()}
     return ServingSettings.from_parameters(parameters, model_dir / "1")
@@ -72,3 +85,11 @@ def served_weights(repository: Path | None = None, config_name: str | None = Non
     """The checkpoint and width text_recognition is served with: ``str_ocr.load_model(*served_weights())``."""
     settings = recognizer_settings(repository, config_name)
     return settings.checkpoint, settings.output_channels
+
+
+def served_second_weights(repository: Path | None = None) -> Path | None:
+    """The checkpoint of the recogniser with second weights that ocr_postprocess reads unsure lines with as well (its
+    ``second_recognizer``), or None where it names none."""
+    repository = repository or default_repository()
+    second = second_recognizer_of(read_model_config(repository / POSTPROCESS))
+    return recognizer_settings(repository, model=second).checkpoint if second else None

@@ -16,10 +16,12 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from str_ocr import contract
+from str_ocr_triton.config import called_models, second_recognizer_of
 
 Config = model_config_pb2.ModelConfig
 KNOWN_PARAMETERS = {
     contract.RECOGNIZER: set(contract.RECOGNIZER_PARAMETERS),
+    contract.SECOND_RECOGNIZER: set(contract.RECOGNIZER_PARAMETERS),
     contract.PREPROCESS: set(contract.PREPROCESS_PARAMETERS),
     contract.POSTPROCESS: set(contract.POSTPROCESS_PARAMETERS),
     contract.DETECTOR: set(contract.DETECTOR_PARAMETERS),
@@ -27,7 +29,8 @@ KNOWN_PARAMETERS = {
 }
 
 
-CHOICES = {contract.RECOGNIZER: {"engine": ("auto", *contract.ENGINES), "precision": ("auto", *contract.PRECISIONS)},
+RECOGNIZER_CHOICES = {"engine": ("auto", *contract.ENGINES), "precision": ("auto", *contract.PRECISIONS)}
+CHOICES = {contract.RECOGNIZER: RECOGNIZER_CHOICES, contract.SECOND_RECOGNIZER: RECOGNIZER_CHOICES,
            contract.OCR_PAGE: {"crop_batching": contract.CROP_BATCHINGS},
            contract.DETECTOR: {"engine": ("auto", *contract.DETECTOR_ENGINES)}}
 """Parameters whose value is one of a few words, by model."""
@@ -141,7 +144,7 @@ def check_contract(model_dir: Path, variants: dict[str, Config], problems: list[
                     problems.append(f"{label}: parameter {name!r} is {value!r}; it must be one of {', '.join(choices)}")
     if model_dir.name == contract.OCR_PAGE:
         check_page(variants, problems)
-    if model_dir.name not in (contract.RECOGNIZER, contract.RECOGNIZER_ONNX):
+    if model_dir.name not in (contract.RECOGNIZER, contract.RECOGNIZER_ONNX, contract.SECOND_RECOGNIZER):
         return
     for name in contract.VARIANTS if model_dir.name == contract.RECOGNIZER else ():
         if f"{model_dir.name}/configs/{name}.pbtxt" not in variants:
@@ -171,11 +174,17 @@ def check_page(variants: dict[str, Config], problems: list[str]) -> None:
 
 
 def check_calls(models: dict[str, Config], problems: list[str]) -> None:
-    """The models that Python models call (BLS) are in the repository."""
-    for caller, called_models in contract.MODEL_CALLS.items():
-        for called in called_models if caller in models else ():
+    """The models that Python models call (BLS) are in the repository; a second recogniser has the recogniser's
+    tensors."""
+    recognizer = tensors(models[contract.RECOGNIZER]) if contract.RECOGNIZER in models else None
+    for caller, config in models.items():
+        for called in called_models(config):
             if called not in models:
                 problems.append(f"{caller}: it calls {called!r}, which is not in the repository")
+        second = second_recognizer_of(config)
+        if second in models and recognizer and tensors(models[second]) != recognizer:
+            problems.append(f"{caller}: its {contract.SECOND_RECOGNIZER_PARAMETER} {second!r} must have "
+                            f"{contract.RECOGNIZER}'s tensors {recognizer}, not {tensors(models[second])}")
 
 
 def validate(repository: Path) -> list[str]:

@@ -49,7 +49,7 @@ def served_config(server, model: str = MODEL) -> dict:
 
 
 def _settings_and_device(config: dict) -> tuple[ServingSettings, torch.device]:
-    settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / MODEL / "1")
+    settings = ServingSettings.from_parameters(model_parameters(config), default_repository() / config["name"] / "1")
     on_gpu = any(group["kind"] == "KIND_GPU" for group in config["instance_group"])
     return settings, torch.device("cuda" if on_gpu else "cpu")
 

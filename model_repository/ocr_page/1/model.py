@@ -2,7 +2,8 @@
 
 It calls text_detection, cuts the words out (``str_ocr.page``), and sends them to text_recognition (BLS) the way
 ``crop_batching`` says: by default each crop its own request, so that the recogniser's ragged batcher pools the
-crops of every page in flight; the words it is less sure of than ``read_again_below`` it reads again. Settings:
+crops of every page in flight; the words it is less sure of than ``read_again_below`` it reads again, by
+``second_recognizer`` too where that names a recogniser with second weights. Settings:
 ``str_ocr.contract.PAGE_PARAMETERS`` (see ``str_ocr.settings``). Its counters (``str_ocr_triton.metric_labels``):
 the boxes and words dropped past ``max_boxes`` and ``max_words``, and the words read again.
 """
@@ -16,7 +17,7 @@ from str_ocr.contract import BOXES, CONFIDENCES, IMAGE, TEXTS
 from str_ocr.page import read_page
 from str_ocr.settings import model_parameters, page_settings
 from str_ocr_triton.adapter import InstanceCounter, answer_all, input_array
-from str_ocr_triton.calls import infer
+from str_ocr_triton.calls import calling
 from str_ocr_triton.metric_labels import DROPPED_COUNTER, READ_AGAIN_COUNTER
 
 
@@ -30,6 +31,7 @@ def outputs(page):
 class TritonPythonModel:
     def initialize(self, args):
         self.settings = page_settings(model_parameters(json.loads(args["model_config"])))
+        self.infer = calling(self.settings.second_recognizer)
         self.dropped = InstanceCounter(args, DROPPED_COUNTER)
         self.read_again = InstanceCounter(args, READ_AGAIN_COUNTER)
 
@@ -37,7 +39,8 @@ class TritonPythonModel:
         return await answer_all(requests, self.read)
 
     async def read(self, request):
-        page = await read_page(input_array(request, IMAGE).tobytes(), self.settings, infer, request.is_cancelled)
+        page = await read_page(input_array(request, IMAGE).tobytes(), self.settings, self.infer,
+                               request.is_cancelled)
         if page.dropped:
             pb_utils.Logger.log_warn(f"a page had {page.dropped} boxes or words past max_boxes="
                                      f"{self.settings.max_boxes} or max_words={self.settings.max_words}: dropped")

@@ -1,9 +1,10 @@
 """Triton Python-backend adapter: CTC logits ``[T, 37]`` -> the text they say and its confidence in [0, 1].
 
 Given the line the logits came from too (``LINE``, as in the ``ocr`` ensemble), it reads a line it is less sure
-of than ``read_again_below`` again at other stretches through text_recognition (BLS), each line its own request,
-and keeps the most confident reading (``str_ocr.read_again``); where the recogniser cannot (its queue full), the
-first reading stands. Settings: ``str_ocr.contract.POSTPROCESS_PARAMETERS`` (see ``str_ocr.settings``). Its counter
+of than ``read_again_below`` again at other stretches through text_recognition (BLS), each line its own request, and
+through the recogniser with second weights that ``second_recognizer`` names (as served and at those stretches); it
+keeps the most confident reading (``str_ocr.read_again``). Where a recogniser cannot (its queue full), the readings
+before stand. Settings: ``str_ocr.contract.POSTPROCESS_PARAMETERS`` (see ``str_ocr.settings``). Its counter
 (``str_ocr_triton.metric_labels``): the lines read again.
 """
 
@@ -13,11 +14,11 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from str_ocr.contract import CONFIDENCE, LINE, LOGITS, TEXT, output_length
-from str_ocr.page import PageSettings, read_grey_lines
+from str_ocr.page import RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP, PageSettings, read_grey_lines
 from str_ocr.read_again import read_logits_again
 from str_ocr.settings import model_parameters, postprocess_settings
 from str_ocr_triton.adapter import InstanceCounter, answer_all, input_array
-from str_ocr_triton.calls import CalledModelError, limited
+from str_ocr_triton.calls import CalledModelError, calling, limited
 from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
 
 
@@ -35,23 +36,28 @@ class TritonPythonModel:
         self.sending = PageSettings(crop_batching="ragged",
                                     max_requests_in_flight=self.settings.max_requests_in_flight)
         self.read_again = InstanceCounter(args, READ_AGAIN_COUNTER)
+        self.infer = calling(self.settings.second_recognizer)
 
     async def execute(self, requests):
-        infer = limited(self.settings.max_requests_in_flight)
+        infer = limited(self.infer, self.settings.max_requests_in_flight)
         return await answer_all(requests, lambda request: self.reading(request, infer))
 
     async def reading(self, request, infer):
-        async def read(lines):
-            try:
-                return await read_grey_lines(lines, self.sending, infer, request.is_cancelled)
-            except CalledModelError as error:
-                pb_utils.Logger.log_warn(f"{len(lines)} lines not read again, their first readings kept: {error}")
-                return None
+        def reader(step):
+            async def read(lines):
+                try:
+                    return await read_grey_lines(lines, self.sending, infer, request.is_cancelled, step)
+                except CalledModelError as error:
+                    pb_utils.Logger.log_warn(f"{len(lines)} lines not read again by the {step}, the readings before "
+                                             f"kept: {error}")
+                    return None
+            return read
 
         line = pb_utils.get_input_tensor_by_name(request, LINE)
+        second = reader(SECOND_RECOGNIZER_STEP) if self.settings.second_recognizer else None
         readings, read_again = await read_logits_again(
             input_array(request, LOGITS), None if line is None else line.as_numpy(), self.max_steps,
-            self.settings.read_again_below, self.settings.lines, read)
+            self.settings.read_again_below, self.settings.lines, reader(RECOGNIZER_STEP), second)
         self.read_again.increment(read_again)
         return outputs(readings)
 

@@ -7,7 +7,7 @@ import signal
 import time
 
 import pytest
-from str_ocr.contract import OCR, POSTPROCESS, PREPROCESS, RECOGNIZER
+from str_ocr.contract import OCR, POSTPROCESS, PREPROCESS, RECOGNIZER, SECOND_RECOGNIZER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import image_inputs
 from str_ocr_client.samples import generated_images
@@ -19,7 +19,7 @@ from ..helpers import Load
 pytestmark = pytest.mark.integration
 KEY = "a-key-for-these-tests"
 SIGNALS = (signal.SIGKILL, signal.SIGABRT)
-PYTHON_MODELS = (PREPROCESS, RECOGNIZER, POSTPROCESS)
+PYTHON_MODELS = (PREPROCESS, RECOGNIZER, POSTPROCESS, SECOND_RECOGNIZER)
 
 
 def crash_once(server, signum: int, load: Load) -> dict:

@@ -11,15 +11,20 @@ import pytest
 import tritonclient.grpc as grpcclient
 from PIL import Image, ImageDraw, ImageFont
 
-from str_ocr.contract import (LINE, LOGITS, MAX_WIDTH, NUM_CLASSES, OCR, POSTPROCESS, PREPROCESS, RECOGNIZER,
-                              output_length)
-from str_ocr.preprocess import line_input
+from str_ocr import Recognizer
+from str_ocr.contract import (LINE, LOGITS, MAX_WIDTH, NUM_CLASSES, OCR, POSTPROCESS, PREPROCESS, READ_AGAIN_BELOW,
+                              RECOGNIZER, SECOND_RECOGNIZER, output_length)
+from str_ocr.images import ImageLimits, images_to_lines
+from str_ocr.preprocess import LineLimits, denormalize, line_input
+from str_ocr.read_again import read_again_where_unsure
 from str_ocr.text import encode
 from str_ocr_client.requests import image_inputs, tensor, text_of
 from str_ocr_client.samples import generated_images
 from str_ocr_client.sending import infer_each_now
 from str_ocr_client.stats import counts_since, execution_counts, metric_total
 from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
+
+from ..helpers import admin_headers, in_process_engine, served_config
 
 pytestmark = pytest.mark.integration
 STEPS = [PREPROCESS, RECOGNIZER, POSTPROCESS]
@@ -55,16 +60,42 @@ def test_concurrent_requests_are_batched_in_every_step(server):
     items = generated_images(96, seed=78, image_format="png")
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
         before = {m: execution_counts(client, m, server.admin_key) for m in STEPS}
+        second_before = second_inferences(client, server)
         read_before = read_again_total(server)
         answers = read(server.grpc_url, [i.data for i in items], concurrency=32)
         after = {m: counts_since(client, before[m], len(items), model=m, admin_key=server.admin_key) for m in STEPS}
         read_again = int(read_again_total(server) - read_before)
+        second = second_inferences(client, server) - second_before
     assert all(isinstance(a, tuple) for a in answers) and read_again > 0
     for model, (inferences, executions) in after.items():
         # The recogniser reads each line once, and each line read again at the two other stretches.
         assert inferences == len(items) + (2 * read_again if model == RECOGNIZER else 0)
         assert executions < len(items) * 0.75, f"{model}: {executions} executions for {inferences} images"
         print(f"{model}: {executions} executions for {inferences} images")
+    # The second weights read each of those lines as served and at the two other stretches.
+    assert second == 3 * read_again
+
+
+def second_inferences(client, server) -> int:
+    """How many lines the second recogniser has read (its only version's inference count)."""
+    stats = client.get_inference_statistics(SECOND_RECOGNIZER, headers=admin_headers(server), as_json=True)
+    return int(stats["model_stats"][0].get("inference_count", 0))
+
+
+def test_the_ensemble_reads_as_its_first_and_second_weights_do_in_process(server):
+    # Generated lines in faces of every kind: enough of them unsure that the second weights change some readings.
+    items = generated_images(60, seed=81, image_format="png")
+    served = read(server.grpc_url, [i.data for i in items])
+    first, second = (Recognizer(in_process_engine(served_config(server, model)), max_padding=0)
+                     for model in (RECOGNIZER, SECOND_RECOGNIZER))
+    # The lines as ocr_preprocess makes them, and as ocr_postprocess takes them back to grey.
+    files = [np.frombuffer(i.data, np.uint8)[np.newaxis] for i in items]
+    lines = [denormalize(images_to_lines(file, ImageLimits(), LineLimits())[0, 0]) for file in files]
+    alone, _ = read_again_where_unsure(lines, first.read, READ_AGAIN_BELOW)
+    local, read_again = read_again_where_unsure(lines, first.read, READ_AGAIN_BELOW, second=second.read)
+    assert [a[0] for a in served] == [r.text for r in local]
+    assert [a[1] for a in served] == pytest.approx([r.confidence for r in local], abs=1e-3)
+    assert read_again > 0 and local != alone, "the second weights changed no reading: the test shows nothing"
 
 
 def _png(array: np.ndarray) -> bytes:

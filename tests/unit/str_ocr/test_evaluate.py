@@ -1,5 +1,7 @@
 """The evaluation sets: which faces, widths and polarities each draws, and the report it ends with."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -8,12 +10,12 @@ from PIL import Image
 from str_ocr import STRModel, save_checkpoint
 from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, PEER_LINE_STRETCH, draw_group, draw_mistakes, file_name,
                               kind_table, main, name_is_variable_width, peer_image, plot_word_accuracy, table)
-from str_ocr.contract import LINE_STRETCH, MIN_WIDTH, READ_AGAIN_BELOW
+from str_ocr.contract import LINE_STRETCH, MIN_WIDTH, READ_AGAIN_BELOW, SECOND_RECOGNIZER
 from str_ocr.fonts import FONT_SETS
 from str_ocr.read_again import read_again_stretches
 from str_ocr.synth import CASES, TEXT_KINDS, Sample
 from str_ocr.text import Reading
-from str_ocr_triton.config import served_weights
+from str_ocr_triton.config import default_repository, served_second_weights, served_weights
 
 
 def test_the_training_and_held_out_groups_draw_four_sets_each():
@@ -250,6 +252,22 @@ def test_second_weights_read_the_variable_width_lines_read_again_and_not_the_fix
     assert paired["sets"][fixed]["word_accuracy"] == alone["sets"][fixed]["word_accuracy"]
     assert paired["sets"][variable]["read_again"] == 12
     assert paired["sets"][variable]["word_accuracy"] > alone["sets"][variable]["word_accuracy"] + 0.5
+
+
+@pytest.mark.parametrize(("options", "second"), [([], "served"), (["--second-checkpoint", "none"], None),
+                                                 (["--read-again-below", "0"], None),
+                                                 (["--checkpoint", "given"], None)])
+def test_the_shipped_weights_read_with_the_served_second_weights_unless_told_otherwise(untrained, options, second):
+    shipped, _ = served_weights()
+    options = [untrained if option == "given" else option for option in options]
+    results = main(["--count", "2", "--sets", "current", "--examples", "0", *options],
+                   shipped_weights=lambda: (Path(untrained), 16), shipped_second_weights=lambda: shipped)
+    assert results.get("second_checkpoint") == (str(shipped) if second else None)
+
+
+def test_the_served_second_weights_are_the_ones_ocr_postprocess_names():
+    second = served_second_weights()
+    assert second == default_repository() / SECOND_RECOGNIZER / "1" / "str_64ch.pth" and second != served_weights()[0]
 
 
 @pytest.mark.parametrize(("options", "says"), [(["--read-again-below", "0"], "give --read-again-below above 0"),

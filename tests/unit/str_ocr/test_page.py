@@ -9,8 +9,8 @@ from str_ocr.contract import LINE_STRETCH, output_length
 from str_ocr.detection import Boxes
 from str_ocr.errors import Cancelled, InputError
 from str_ocr.images import ImageLimits
-from str_ocr.page import (PageSettings, cut_words, decode_page, ink_of, padded_batch, read_page, recognise, strongest,
-                          upright, word_spans)
+from str_ocr.page import (RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP, PageSettings, cut_words, decode_page, ink_of,
+                          padded_batch, read_page, recognise, strongest, upright, word_spans)
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import read_again_stretches, restretched
 from str_ocr.settings import line_limits, page_settings
@@ -174,6 +174,34 @@ def test_unsure_words_are_read_again_at_the_other_stretches_and_keep_the_surest_
     served, again = [shape[-1] for shape in infer.requests[:3]], [shape[-1] for shape in infer.requests[3:]]
     assert again == [restretched(np.zeros((32, w), np.uint8), stretch).shape[1]
                      for stretch in read_again_stretches(LINE_STRETCH) for w in served if below]
+
+
+class SecondSurer(Recorder):
+    """Reads each crop as an unsure "a", and each one sent to the second recogniser as a sure "c"."""
+
+    def __init__(self, probability):
+        super().__init__(probability)
+        self.models = []
+
+    async def __call__(self, model, array):
+        logits = await super().__call__(model, array)
+        self.models.append(model)
+        logits[:, :, 11] = -4 if model == RECOGNIZER_STEP else logits[:, :, 11]
+        logits[:, :, 13] = 10 if model == SECOND_RECOGNIZER_STEP else -5
+        return logits
+
+
+def test_a_second_recogniser_reads_the_unsure_words_as_served_and_at_the_other_stretches():
+    infer = SecondSurer(three_word_map)
+    settings = PageSettings(read_again_below=0.7, second_recognizer="text_recognition_second")
+    reading = asyncio.run(read_page(page_of_words(), settings, infer))
+    assert [r.text for r in reading.readings] == ["c"] * 3 and reading.read_again == 3
+    assert infer.models.count(RECOGNIZER_STEP) == 3 + 2 * 3 and infer.models.count(SECOND_RECOGNIZER_STEP) == 3 * 3
+    assert page_settings({"read_again_below": "0.7", "second_recognizer": " text_recognition_second "}
+                         ).second_recognizer == "text_recognition_second"
+    with pytest.raises(ValueError, match="'second_recognizer' names 'x', which reads the lines read again, but "
+                                         "'read_again_below' is 0: set it above 0"):
+        page_settings({"second_recognizer": "x"})
 
 
 def test_a_page_without_text_reads_as_no_words():

@@ -176,3 +176,27 @@ def test_the_postprocess_steps_settings_come_from_its_config_and_bad_ones_say_wh
         postprocess_settings({"max_requests_in_flight": "0"})
     with pytest.raises(ValueError, match="'read_again_below' must be a confidence from 0 .never. to 1, got '2'"):
         postprocess_settings({"read_again_below": "2"})
+
+
+def test_the_postprocess_step_has_second_weights_read_the_unsure_lines_and_keeps_what_either_reads_where_one_cannot():
+    reader, second = ServedWidthReader({50: 0.8}), ServedWidthReader({60: 0.9, 72: 0.95})
+    logits = np.concatenate([logits_of(16, sure=True), logits_of(16, sure=False)])
+    readings, read_again = asyncio.run(read_logits_again(logits, sent(60, 2), 513, 0.7, LineLimits(), reader.read,
+                                                         second.read))
+    assert reader.calls == [[50, 72]] and second.calls == [[60, 50, 72]] and read_again == 1
+    assert [(r.text, r.confidence) for r in readings][1] == ("72", 0.95) and readings[0].text == "a"
+
+    async def unavailable(lines: list[np.ndarray]) -> None:
+        return None
+
+    for first, other, kept in [(reader.read, unavailable, "50"), (unavailable, second.read, "72")]:
+        readings, read_again = asyncio.run(read_logits_again(logits, sent(60, 2), 513, 0.7, LineLimits(), first,
+                                                             other))
+        assert readings[1].text == kept and read_again == 1
+
+
+def test_postprocess_settings_name_a_second_recogniser_only_with_lines_read_again():
+    assert postprocess_settings({}).second_recognizer == ""
+    assert postprocess_settings({"second_recognizer": "other"}).second_recognizer == "other"
+    with pytest.raises(ValueError, match="'read_again_below' is 0: set it above 0, or leave 'second_recognizer' empty"):
+        postprocess_settings({"second_recognizer": "other", "read_again_below": "0"})

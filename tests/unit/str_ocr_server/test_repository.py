@@ -22,7 +22,7 @@ def with_onnx(tmp_path):
     return repository
 
 
-LINE_MODELS = ("text_recognition", "ocr", "ocr_preprocess", "ocr_postprocess")
+LINE_MODELS = ("text_recognition", "text_recognition_second", "ocr", "ocr_preprocess", "ocr_postprocess")
 
 
 def test_the_local_server_loads_the_whole_default_repository():
@@ -49,8 +49,17 @@ def test_ocr_page_is_skipped_with_its_detector_where_that_needs_a_missing_backen
 
 def test_asking_for_an_ensemble_loads_its_steps():
     models, skipped = plan_models(DEFAULT_REPOSITORY, "dynamic_batching", PYTHON_ONLY, ["ocr"])
-    assert models[0] == "ocr" and set(models) == {"ocr", "ocr_preprocess", "text_recognition", "ocr_postprocess"}
+    assert models[0] == "ocr" and set(models) == set(LINE_MODELS)  # the second recogniser ocr_postprocess calls too
     assert skipped == {}
+
+
+def test_ocr_is_skipped_where_the_second_recogniser_its_postprocess_step_calls_is_missing(tmp_path):
+    repository = tmp_path / "repo"
+    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns("*.pth", "*.onnx"))
+    shutil.rmtree(repository / "text_recognition_second")
+    models, skipped = plan_models(repository, None, PYTHON_ONLY)
+    assert "its step(s) text_recognition_second cannot be loaded" in skipped["ocr_postprocess"]
+    assert "ocr_postprocess" in skipped["ocr"] and "text_recognition" in models
 
 
 def test_an_onnx_model_without_its_file_and_an_ensemble_without_a_step(with_onnx):

@@ -1,6 +1,7 @@
 """Reading the repositories' configs as Triton would: which file a variant name picks, and what it serves."""
 
-from str_ocr.contract import DETECTOR, OCR, OCR_PAGE, POSTPROCESS, PREPROCESS, RECOGNIZER, RECOGNIZER_ONNX
+from str_ocr.contract import (DETECTOR, OCR, OCR_PAGE, POSTPROCESS, PREPROCESS, RECOGNIZER, RECOGNIZER_ONNX,
+                              SECOND_RECOGNIZER, SECOND_RECOGNIZER_PARAMETER)
 from str_ocr_triton.config import (
     ONNX_REPOSITORY, backend_of, default_repository, ensemble_steps, read_configs, read_model_config, served_weights,
 )
@@ -21,7 +22,7 @@ def test_each_model_and_its_backend():
     configs = read_configs(default_repository())
     assert {name: backend_of(c) for name, c in configs.items()} == {
         OCR: "ensemble", PREPROCESS: "python", RECOGNIZER: "python", POSTPROCESS: "python", DETECTOR: "python",
-        OCR_PAGE: "python"}
+        OCR_PAGE: "python", SECOND_RECOGNIZER: "python"}
     assert backend_of(read_configs(default_repository(), "onnxruntime")[DETECTOR]) == "onnxruntime"
     assert ensemble_steps(configs[OCR]) == [PREPROCESS, RECOGNIZER, POSTPROCESS]
     assert backend_of(read_configs(default_repository(ONNX_REPOSITORY))[RECOGNIZER_ONNX]) == "onnxruntime"
@@ -35,3 +36,10 @@ def test_the_served_weights_are_the_shipped_checkpoint():
 def test_ocr_page_needs_the_models_it_calls():
     configs = read_configs(default_repository())
     assert ensemble_steps(configs[OCR_PAGE]) == [DETECTOR, RECOGNIZER]
+
+
+def test_ocr_postprocess_needs_the_second_recogniser_its_parameter_names():
+    configs = read_configs(default_repository())
+    assert ensemble_steps(configs[POSTPROCESS]) == [RECOGNIZER, SECOND_RECOGNIZER]
+    configs[POSTPROCESS].parameters[SECOND_RECOGNIZER_PARAMETER].string_value = " "
+    assert ensemble_steps(configs[POSTPROCESS]) == [RECOGNIZER]

@@ -129,3 +129,22 @@ def test_an_engine_or_precision_the_recogniser_does_not_know(repository):
     assert any("parameter 'engine' is 'onnx'; it must be one of auto, torch, onnxruntime, openvino" in p
                for p in problems)
     assert any("parameter 'precision' is 'fp8'; it must be one of auto, f32, bf16" in p for p in problems)
+
+
+def set_second_recognizer(repository, name):
+    path = repository / "ocr_postprocess" / "config.pbtxt"
+    text = path.read_text()
+    assert '{ key: "second_recognizer", value: { string_value: "text_recognition_second" } }' in text
+    path.write_text(text.replace('string_value: "text_recognition_second"', f'string_value: "{name}"'))
+
+
+def test_a_second_recogniser_that_is_not_in_the_repository(repository):
+    set_second_recognizer(repository, "text_recognition_third")
+    assert ("ocr_postprocess: it calls 'text_recognition_third', which is not in the repository"
+            in validate(repository))
+
+
+def test_a_second_recogniser_must_take_and_give_what_the_recogniser_does(repository):
+    set_second_recognizer(repository, "ocr_preprocess")
+    assert any(p.startswith("ocr_postprocess: its second_recognizer 'ocr_preprocess' must have text_recognition's "
+                            "tensors") for p in validate(repository))

@@ -1,0 +1,1 @@
+../../text_recognition/1/model.py
