@@ -44,11 +44,13 @@ RUN python3 -c "from str_ocr.detection import copy_detector; copy_detector('mode
 COPY model_repository_onnx model_repository_onnx
 # The launcher lays out the wheel server's backend directory now, so that the running image writes nothing.
 RUN python3 -c "from str_ocr_server.triton import find_triton; find_triton()"
-# The CPU engines' graphs of the shipped weights, exported now, so that a container starts without exporting them
-# (other weights are exported at load time: point STR_OCR_GRAPH_CACHE at a writable folder then).
+# The CPU engines' graphs of the served weights (text_recognition's and the second's), exported now, so that a
+# container starts without exporting them: the user it runs as cannot write here (other weights are exported at
+# load time: point STR_OCR_GRAPH_CACHE at a writable folder then).
 ENV STR_OCR_GRAPH_CACHE=/opt/str_ocr/graphs
 RUN python3 -c "from str_ocr import load_model; from str_ocr.graphs import exported_graphs; \
-from str_ocr_triton.config import served_weights; exported_graphs(load_model(*served_weights()))" \
+from str_ocr_triton.config import served_recognizers; \
+[exported_graphs(load_model(*weights)) for weights in served_recognizers()]" \
     && chmod -R a+rX /opt/str_ocr/graphs
 
 USER triton-server

@@ -87,9 +87,21 @@ def served_weights(repository: Path | None = None, config_name: str | None = Non
     return settings.checkpoint, settings.output_channels
 
 
+def second_recognizer(repository: Path | None = None) -> str:
+    """The recogniser with second weights that ocr_postprocess reads unsure lines with as well (its
+    ``second_recognizer``); empty where it names none."""
+    return second_recognizer_of(read_model_config((repository or default_repository()) / POSTPROCESS))
+
+
 def served_second_weights(repository: Path | None = None) -> Path | None:
-    """The checkpoint of the recogniser with second weights that ocr_postprocess reads unsure lines with as well (its
-    ``second_recognizer``), or None where it names none."""
-    repository = repository or default_repository()
-    second = second_recognizer_of(read_model_config(repository / POSTPROCESS))
+    """The checkpoint ``second_recognizer`` serves, or None."""
+    second = second_recognizer(repository)
     return recognizer_settings(repository, model=second).checkpoint if second else None
+
+
+def served_recognizers(repository: Path | None = None) -> list[tuple[Path | None, int]]:
+    """The checkpoint and width of each recogniser the repository serves (text_recognition and the second):
+    ``[str_ocr.load_model(*weights) for weights in served_recognizers()]``."""
+    models = [RECOGNIZER, second] if (second := second_recognizer(repository)) else [RECOGNIZER]
+    return [(settings.checkpoint, settings.output_channels)
+            for settings in (recognizer_settings(repository, model=model) for model in models)]

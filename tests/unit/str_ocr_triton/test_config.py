@@ -3,7 +3,8 @@
 from str_ocr.contract import (DETECTOR, OCR, OCR_PAGE, POSTPROCESS, PREPROCESS, RECOGNIZER, RECOGNIZER_ONNX,
                               SECOND_RECOGNIZER, SECOND_RECOGNIZER_PARAMETER)
 from str_ocr_triton.config import (
-    ONNX_REPOSITORY, backend_of, default_repository, ensemble_steps, read_configs, read_model_config, served_weights,
+    ONNX_REPOSITORY, backend_of, default_repository, ensemble_steps, read_configs, read_model_config,
+    served_recognizers, served_second_weights, served_weights,
 )
 
 
@@ -43,3 +44,8 @@ def test_ocr_postprocess_needs_the_second_recogniser_its_parameter_names():
     assert ensemble_steps(configs[POSTPROCESS]) == [RECOGNIZER, SECOND_RECOGNIZER]
     configs[POSTPROCESS].parameters[SECOND_RECOGNIZER_PARAMETER].string_value = " "
     assert ensemble_steps(configs[POSTPROCESS]) == [RECOGNIZER]
+
+
+def test_both_served_recognisers_are_listed_for_the_image_to_export_their_graphs():
+    checkpoint, channels = served_weights()
+    assert served_recognizers() == [(checkpoint, channels), (served_second_weights(), 64)]
