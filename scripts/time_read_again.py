@@ -1,12 +1,14 @@
 """What the served ``ocr`` gains and costs by reading unsure lines again: one server serving ``ocr`` as configured
-(``read_again_below`` 0.7) and ``ocr_once`` (the same ensemble whose ``ocr_postprocess_once`` reads each line once),
-the same held-out variable-width lines (PNG files at their aspect ratio, as a user sends them) through both.
+(``read_again_below`` 0.7, the second weights reading those lines too), ``ocr_first_weights`` (the same, without the
+second weights) and ``ocr_once`` (each line read once), each an ensemble whose last step is a copy of
+``ocr_postprocess`` so set; the same held-out variable-width lines (PNG files at their aspect ratio, as a user sends
+them) through each.
 
     .venv/bin/python scripts/time_read_again.py [--count 500] [--rounds 3] [--concurrency 8] [--out DIR]
 
 Prints each model's word accuracy on the lines and how many lines were read again, then perf_analyzer's throughput
-and p95 latency for each, round after round in turn, with the ratios of each round (timings here vary from run to
-run: the ratios of one run compare). Writes ``DIR/read_again.json``.
+and p95 latency for each, round after round in turn, with ``ocr``'s ratio to each in each round (timings here vary
+from run to run: the ratios of one run compare). Writes ``DIR/read_again.json``.
 """
 
 from __future__ import annotations
@@ -35,8 +37,14 @@ from str_ocr_server.process import ServerProcess
 from str_ocr_triton.config import default_repository, read_model_config
 from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
 
-ONCE = f"{OCR}_once"
-POSTPROCESS_ONCE = f"{POSTPROCESS}_once"
+VARIANTS = {f"{OCR}_first_weights": {"second_recognizer": ""},
+            f"{OCR}_once": {"read_again_below": "0", "second_recognizer": ""}}
+"""The ensembles served beside ``ocr``: their ``ocr_postprocess`` parameters."""
+
+
+def postprocess_of(model: str) -> str:
+    """The postprocess step of ``ocr`` or of a variant: ``ocr_once`` ends in ``ocr_postprocess_once``."""
+    return model.replace(OCR, POSTPROCESS, 1)
 
 
 def png(sample: Sample) -> bytes:
@@ -49,22 +57,25 @@ def write_config(model_dir: Path, config) -> None:
     (model_dir / "config.pbtxt").write_text(text_format.MessageToString(config))
 
 
-def repository_with_once(root: Path) -> Path:
-    """A copy of the model repository with ``ocr_once`` beside ``ocr``: its last step reads each line once."""
+def repository_with_variants(root: Path) -> Path:
+    """A copy of the model repository with each of ``VARIANTS`` beside ``ocr``."""
     repository = root / "models"
     shutil.copytree(default_repository(), repository, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(repository / POSTPROCESS, repository / POSTPROCESS_ONCE)
-    postprocess = read_model_config(repository / POSTPROCESS_ONCE)
-    postprocess.name = POSTPROCESS_ONCE
-    postprocess.parameters["read_again_below"].string_value = "0"
-    write_config(repository / POSTPROCESS_ONCE, postprocess)
-    (repository / ONCE / "1").mkdir(parents=True)
-    ensemble = read_model_config(repository / OCR)
-    ensemble.name = ONCE
-    for step in ensemble.ensemble_scheduling.step:
-        if step.model_name == POSTPROCESS:
-            step.model_name = POSTPROCESS_ONCE
-    write_config(repository / ONCE, ensemble)
+    for model, parameters in VARIANTS.items():
+        postprocess_name = postprocess_of(model)
+        shutil.copytree(repository / POSTPROCESS, repository / postprocess_name)
+        postprocess = read_model_config(repository / postprocess_name)
+        postprocess.name = postprocess_name
+        for key, value in parameters.items():
+            postprocess.parameters[key].string_value = value
+        write_config(repository / postprocess_name, postprocess)
+        (repository / model / "1").mkdir(parents=True)
+        ensemble = read_model_config(repository / OCR)
+        ensemble.name = model
+        for step in ensemble.ensemble_scheduling.step:
+            if step.model_name == POSTPROCESS:
+                step.model_name = postprocess_name
+        write_config(repository / model, ensemble)
     return repository
 
 
@@ -103,10 +114,10 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     samples = held_out_lines(args.seed, args.count)
     blobs, truths = [png(s) for s in samples], [s.text for s in samples]
-    models = {OCR: POSTPROCESS, ONCE: POSTPROCESS_ONCE}
+    models = {model: postprocess_of(model) for model in (OCR, *VARIANTS)}
     results: dict = {"lines": len(samples), "seed": args.seed, "concurrency": args.concurrency, "models": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        server = ServerProcess(repository=repository_with_once(Path(tmp)), models=list(models),
+        server = ServerProcess(repository=repository_with_variants(Path(tmp)), models=list(models),
                                log_path=args.out / "server.log").start()
         try:
             for model, postprocess in models.items():
@@ -129,12 +140,13 @@ def main() -> None:
 
 
 def report(results: dict) -> None:
-    reading, once = results["models"][OCR]["runs"], results["models"][ONCE]["runs"]
-    print(f"| round | {OCR} lines/s | {ONCE} lines/s | ratio | {OCR} p95 ms | {ONCE} p95 ms | ratio |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for k, (a, b) in enumerate(zip(reading, once), 1):
-        print(f"| {k} | {a['throughput']:.1f} | {b['throughput']:.1f} | {a['throughput'] / b['throughput']:.2f} | "
-              f"{a['p95_ms']:.1f} | {b['p95_ms']:.1f} | {a['p95_ms'] / b['p95_ms']:.2f} |")
+    runs = {model: measured["runs"] for model, measured in results["models"].items()}
+    for other in VARIANTS:
+        print(f"| round | {OCR} lines/s | {other} lines/s | ratio | {OCR} p95 ms | {other} p95 ms | ratio |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for k, (a, b) in enumerate(zip(runs[OCR], runs[other]), 1):
+            print(f"| {k} | {a['throughput']:.1f} | {b['throughput']:.1f} | {a['throughput'] / b['throughput']:.2f} | "
+                  f"{a['p95_ms']:.1f} | {b['p95_ms']:.1f} | {a['p95_ms'] / b['p95_ms']:.2f} |")
 
 
 if __name__ == "__main__":
