@@ -104,10 +104,19 @@ class ContainerServer:
     def start(self) -> ContainerServer:
         self.container.start()
         try:
-            wait_for(TritonHTTP(self.http_url).ready, self.startup_timeout, "the container", interval=0.5)
+            wait_for(TritonHTTP(self.http_url).ready, self.startup_timeout, "the container", self._exited,
+                     interval=0.5)
         except RuntimeError as error:
             raise RuntimeError(f"{error}:\n{self.log_tail()}") from None
         return self
+
+    def _exited(self) -> str | None:
+        """Why the container will never be ready (it exited, a model failed to load, say), or None."""
+        container = self.container.get_wrapped_container()
+        container.reload()
+        if container.status in ("exited", "dead"):
+            return f"it exited with status {container.attrs['State']['ExitCode']} before it was ready"
+        return None
 
     def log_tail(self, lines: int = 40) -> str:
         out, err = self.container.get_logs()
