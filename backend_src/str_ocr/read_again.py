@@ -5,8 +5,8 @@ probability (``Reading.confidence``) is below a threshold, the same line is resa
 again, and the most confident of the readings is kept; second weights, where given, read the unsure lines too,
 as served and at the other stretches. Only the unsure lines cost more.
 
-``rereading`` says which lines to read again, and ``Rereading.kept`` keeps the best readings; the caller reads them,
-in one call, the way it reads (in process, or through a served recogniser).
+``rereadings`` says which lines each weights read again, and ``most_confident`` keeps the best readings; the caller
+reads each ``Rereading`` in one call, the way it reads (in process, or through a served recogniser).
 """
 
 from __future__ import annotations
