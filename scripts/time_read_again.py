@@ -134,7 +134,7 @@ def main() -> None:
                                             Path(tmp) / "perf.csv", 1, None, WINDOW, extra=("--input-data", str(data)))
                     if not run.measurements:  # unstable: this round is left out of the ratios
                         tqdm.write(f"perf_analyzer measured nothing on {model} (exit {run.exit_code}): "
-                                   f"{run.output.strip().splitlines()[-1]}")
+                                   f"{(run.output.strip().splitlines() or ['no output'])[-1]}")
                     measured = run.measurements[0] if run.measurements else None
                     results["models"][model]["runs"].append(measured and {"throughput": measured.throughput,
                                                                           "p95_ms": measured.p95_us / 1e3})

@@ -23,12 +23,12 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from .contract import CROP_BATCHINGS, PAGE_PARAMETERS, output_length
+from .contract import CROP_BATCHINGS, PAGE_PARAMETERS, SECOND_RECOGNIZER_PARAMETER, output_length
 from .detection import Boxes, DetectorSettings, detector_input, find_boxes, reading_order
 from .errors import Cancelled
 from .images import ImageLimits, open_image, to_rgb
 from .preprocess import LineLimits, denormalize, normalize, resize_line
-from .read_again import read_again_threshold, read_unsure_again
+from .read_again import read_again_served, read_again_threshold
 from .text import Reading, greedy_decode
 
 LETTER_GAP_RATIO = 2.0
@@ -155,7 +155,7 @@ class PageSettings:
     group_padding: float = PAGE_PARAMETERS["group_padding"]
     max_requests_in_flight: int = PAGE_PARAMETERS["max_requests_in_flight"]
     read_again_below: float = PAGE_PARAMETERS["read_again_below"]
-    second_recognizer: str = PAGE_PARAMETERS["second_recognizer"]
+    second_recognizer: str = PAGE_PARAMETERS[SECOND_RECOGNIZER_PARAMETER]
 
     def __post_init__(self) -> None:
         if self.crop_batching not in CROP_BATCHINGS:
@@ -220,7 +220,7 @@ async def read_words(lines: Sequence[np.ndarray], settings: PageSettings, infer:
         return lambda grey: read_grey_lines(grey, settings, infer, cancelled, step)
 
     second = reader(SECOND_RECOGNIZER_STEP) if settings.second_recognizer else None
-    return await read_unsure_again([denormalize(line[0]) for line in lines], first, settings.read_again_below,
+    return await read_again_served([denormalize(line[0]) for line in lines], first, settings.read_again_below,
                                    settings.lines, reader(RECOGNIZER_STEP), second)
 
 

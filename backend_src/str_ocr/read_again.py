@@ -143,17 +143,21 @@ def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below
                                          for plan, reader in zip(plans, readers)])
 
 
-async def read_unsure_again(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float, limits: LineLimits,
+async def read_again_served(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float, limits: LineLimits,
                             read: ServedLineReader, second: ServedLineReader | None = None
                             ) -> tuple[list[Reading], int]:
     """``read_again_where_unsure`` through served recognisers, ``lines`` already read as ``first``: the first
-    weights' and the second's readings asked for at once."""
+    weights' and the second's readings asked for at once. Where a reader raises, it is raised once both are done, so
+    that no request is left running."""
     plans = rereadings(lines, first, below, limits, second is not None)
 
     async def read_plan(plan: Rereading, reader: ServedLineReader) -> list[Reading] | None:
         return await reader(plan.resampled) if plan.of else None
 
-    again = await asyncio.gather(*(read_plan(plan, reader) for plan, reader in zip(plans, [read, second])))
+    again = await asyncio.gather(*(read_plan(plan, reader) for plan, reader in zip(plans, [read, second])),
+                                 return_exceptions=True)
+    if failed := next((answer for answer in again if isinstance(answer, BaseException)), None):
+        raise failed
     return most_confident(first, plans, again)
 
 
@@ -163,12 +167,12 @@ async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_st
     """``ocr_postprocess``'s reading: the readings of ``logits`` ``[N, T, 37]`` (``text.read_logits``, at most
     ``max_steps`` time steps) and, where the recogniser inputs they came from are given (``lines``,
     ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read`` and
-    ``second`` (``read_unsure_again``; the readings before kept where a reader cannot); and how many lines were."""
+    ``second`` (``read_again_served``; the readings before kept where a reader cannot); and how many lines were."""
     first = read_logits(logits, max_steps)
     if lines is None:
         return first, 0
     grey = grey_lines(lines, logits.shape[1], len(first), limits)
-    return await read_unsure_again(grey, first, below, limits, read, second)
+    return await read_again_served(grey, first, below, limits, read, second)
 
 
 def grey_lines(lines: np.ndarray, steps: int, count: int, limits: LineLimits) -> list[np.ndarray]:

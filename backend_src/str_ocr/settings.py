@@ -72,10 +72,10 @@ def read_again_below(parameters: Mapping[str, str], default: float) -> float:
                    THRESHOLD_RANGE)
 
 
-def second_recognizer(parameters: Mapping[str, str], below: float) -> str:
+def second_recognizer(parameters: Mapping[str, str], below: float, default: str) -> str:
     """Parameter ``second_recognizer``: the model with second weights that reads the lines read again as well, or
     empty for none; ``ValueError`` where it names one and ``below`` (``read_again_below``) reads no line again."""
-    name = parameters.get(SECOND_RECOGNIZER_PARAMETER, "").strip()
+    name = parameters.get(SECOND_RECOGNIZER_PARAMETER, default).strip()
     if name and not below:
         raise ValueError(f"model parameter {SECOND_RECOGNIZER_PARAMETER!r} names {name!r}, which reads the lines "
                          "read again, but 'read_again_below' is 0: set it above 0, or leave "
@@ -133,7 +133,7 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
         max_requests_in_flight=setting(parameters, "max_requests_in_flight", int, defaults.max_requests_in_flight,
                                        "a number of requests"),
         read_again_below=(below := read_again_below(parameters, defaults.read_again_below)),
-        second_recognizer=second_recognizer(parameters, below),
+        second_recognizer=second_recognizer(parameters, below, defaults.second_recognizer),
     )
 
 
@@ -158,7 +158,7 @@ def postprocess_settings(parameters: Mapping[str, str]) -> PostprocessSettings:
         raise ValueError("model parameter 'max_requests_in_flight' must be at least 1")
     below = read_again_below(parameters, defaults["read_again_below"])
     return PostprocessSettings(line_limits(parameters, stretched=True), below, in_flight,
-                               second_recognizer(parameters, below))
+                               second_recognizer(parameters, below, defaults[SECOND_RECOGNIZER_PARAMETER]))
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,15 @@ Imported only inside Triton's Python backend, where ``triton_python_backend_util
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from str_ocr.contract import DETECTOR, DETECTOR_INPUT, DETECTOR_OUTPUT, INPUT_NAME, OUTPUT_NAME, RECOGNIZER
-from str_ocr.page import DETECTOR_STEP, RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP, Infer
+from str_ocr.page import DETECTOR_STEP, RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP, Infer, PageSettings, read_grey_lines
+from str_ocr.read_again import ServedLineReader
+from str_ocr.text import Reading
 
 CALLS = {DETECTOR_STEP: (DETECTOR, DETECTOR_INPUT, DETECTOR_OUTPUT),
          RECOGNIZER_STEP: (RECOGNIZER, INPUT_NAME, OUTPUT_NAME)}
@@ -57,3 +60,18 @@ def limited(infer: Infer, count: int) -> Infer:
             return await infer(step, array)
 
     return infer_limited
+
+
+def reader_keeping_readings(step: str, sending: PageSettings, infer: Infer,
+                            cancelled: Callable[[], bool]) -> ServedLineReader:
+    """``str_ocr.page.read_grey_lines`` through ``step``'s recogniser, or None, logged, where it answers with an
+    error (its queue full): the caller keeps the readings it has."""
+    async def read(lines: list[np.ndarray]) -> list[Reading] | None:
+        try:
+            return await read_grey_lines(lines, sending, infer, cancelled, step)
+        except CalledModelError as error:
+            pb_utils.Logger.log_warn(f"{len(lines)} lines not read again by the {step}, the readings before kept: "
+                                     f"{error}")
+            return None
+
+    return read

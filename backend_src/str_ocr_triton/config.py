@@ -100,8 +100,9 @@ def served_second_weights(repository: Path | None = None) -> Path | None:
 
 
 def served_recognizers(repository: Path | None = None) -> list[tuple[Path | None, int]]:
-    """The checkpoint and width of each recogniser the repository serves (text_recognition and the second):
-    ``[str_ocr.load_model(*weights) for weights in served_recognizers()]``."""
-    models = [RECOGNIZER, second] if (second := second_recognizer(repository)) else [RECOGNIZER]
+    """The checkpoint and width of each recogniser the repository serves (text_recognition, and each second one a
+    model names): ``[str_ocr.load_model(*weights) for weights in served_recognizers()]``."""
+    repository = repository or default_repository()
+    seconds = sorted({second_recognizer_of(config) for config in read_configs(repository).values()} - {""})
     return [(settings.checkpoint, settings.output_channels)
-            for settings in (recognizer_settings(repository, model=model) for model in models)]
+            for settings in (recognizer_settings(repository, model=model) for model in [RECOGNIZER, *seconds])]

@@ -5,7 +5,8 @@ Then: a config's name matches its folder; a model's variants agree on its tensor
 dims; every ensemble step names a model of the repository and maps tensors that exist, with matching
 types; a Python model has its ``model.py`` and the checkpoint its parameters name; and the configs
 keep the served contract (``str_ocr.contract``): the recogniser's tensors, its named variants, and
-parameter names that the models read (a misspelt one would be ignored without a word).
+parameter names that the models read (a misspelt one would be ignored without a word), with values that
+``ocr_postprocess`` and ``ocr_page`` accept; a second recogniser one of them names is checked as a recogniser.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from str_ocr import contract
+from str_ocr.settings import page_settings, postprocess_settings
 from str_ocr_triton.config import called_models, second_recognizer_of
 
 Config = model_config_pb2.ModelConfig
 KNOWN_PARAMETERS = {
     contract.RECOGNIZER: set(contract.RECOGNIZER_PARAMETERS),
-    contract.SECOND_RECOGNIZER: set(contract.RECOGNIZER_PARAMETERS),
     contract.PREPROCESS: set(contract.PREPROCESS_PARAMETERS),
     contract.POSTPROCESS: set(contract.POSTPROCESS_PARAMETERS),
     contract.DETECTOR: set(contract.DETECTOR_PARAMETERS),
@@ -29,11 +30,12 @@ KNOWN_PARAMETERS = {
 }
 
 
-RECOGNIZER_CHOICES = {"engine": ("auto", *contract.ENGINES), "precision": ("auto", *contract.PRECISIONS)}
-CHOICES = {contract.RECOGNIZER: RECOGNIZER_CHOICES, contract.SECOND_RECOGNIZER: RECOGNIZER_CHOICES,
+CHOICES = {contract.RECOGNIZER: {"engine": ("auto", *contract.ENGINES), "precision": ("auto", *contract.PRECISIONS)},
            contract.OCR_PAGE: {"crop_batching": contract.CROP_BATCHINGS},
            contract.DETECTOR: {"engine": ("auto", *contract.DETECTOR_ENGINES)}}
 """Parameters whose value is one of a few words, by model."""
+SETTINGS = {contract.POSTPROCESS: postprocess_settings, contract.OCR_PAGE: page_settings}
+"""How the Python models that read their own settings read them (``str_ocr.settings``)."""
 
 
 def type_name(data_type: int) -> str:
@@ -131,20 +133,24 @@ def check_ensemble(label: str, ensemble: Config, models: dict[str, Config], prob
                             f"its step gives {available[output.name]}")
 
 
-def check_contract(model_dir: Path, variants: dict[str, Config], problems: list[str]) -> None:
-    """The recogniser's tensors and variants as ``str_ocr.contract`` has them; known parameter names only."""
-    known = KNOWN_PARAMETERS.get(model_dir.name, set()) | set(contract.PYTHON_BACKEND_PARAMETERS)
+def check_contract(model_dir: Path, variants: dict[str, Config], problems: list[str],
+                   recognizer: bool = False) -> None:
+    """The recogniser's tensors and variants as ``str_ocr.contract`` has them (``recognizer``: the model is one, as
+    a second recogniser named by another model is); known parameter names only, with values the model accepts."""
+    kind = contract.RECOGNIZER if recognizer else model_dir.name
+    known = KNOWN_PARAMETERS.get(kind, set()) | set(contract.PYTHON_BACKEND_PARAMETERS)
     for label, config in variants.items():
         if config.backend == "python":
             for name in sorted(set(config.parameters) - known):
                 problems.append(f"{label}: parameter {name!r} is read by nothing (known: {sorted(known)})")
-            for name, choices in CHOICES.get(model_dir.name, {}).items():
+            check_settings(kind, label, config, problems)
+            for name, choices in CHOICES.get(kind, {}).items():
                 value = config.parameters[name].string_value if name in config.parameters else ""
                 if value and value.lower() not in choices:
                     problems.append(f"{label}: parameter {name!r} is {value!r}; it must be one of {', '.join(choices)}")
     if model_dir.name == contract.OCR_PAGE:
         check_page(variants, problems)
-    if model_dir.name not in (contract.RECOGNIZER, contract.RECOGNIZER_ONNX, contract.SECOND_RECOGNIZER):
+    if kind not in (contract.RECOGNIZER, contract.RECOGNIZER_ONNX):
         return
     for name in contract.VARIANTS if model_dir.name == contract.RECOGNIZER else ():
         if f"{model_dir.name}/configs/{name}.pbtxt" not in variants:
@@ -162,6 +168,17 @@ def check_contract(model_dir: Path, variants: dict[str, Config], problems: list[
         if found.get(contract.OUTPUT_NAME) != expected:
             problems.append(f"{label}: output {contract.OUTPUT_NAME!r} must be TYPE_FP32 {expected[2]} "
                             f"for width {width}")
+
+
+def check_settings(kind: str, label: str, config: Config, problems: list[str]) -> None:
+    """The parameters of ``ocr_postprocess`` and ``ocr_page`` read as the models read them, each error reported."""
+    read = SETTINGS.get(kind)
+    if read is None:
+        return
+    try:
+        read({key: value.string_value for key, value in config.parameters.items()})
+    except ValueError as error:
+        problems.append(f"{label}: {error}")
 
 
 def check_page(variants: dict[str, Config], problems: list[str]) -> None:
@@ -182,7 +199,10 @@ def check_calls(models: dict[str, Config], problems: list[str]) -> None:
             if called not in models:
                 problems.append(f"{caller}: it calls {called!r}, which is not in the repository")
         second = second_recognizer_of(config)
-        if second in models and recognizer and tensors(models[second]) != recognizer:
+        if second in (caller, contract.RECOGNIZER):
+            problems.append(f"{caller}: its {contract.SECOND_RECOGNIZER_PARAMETER} {second!r} must be a recogniser "
+                            f"with other weights than {contract.RECOGNIZER}'s, not {second!r}")
+        elif second in models and recognizer and tensors(models[second]) != recognizer:
             problems.append(f"{caller}: its {contract.SECOND_RECOGNIZER_PARAMETER} {second!r} must have "
                             f"{contract.RECOGNIZER}'s tensors {recognizer}, not {tensors(models[second])}")
 
@@ -192,14 +212,18 @@ def validate(repository: Path) -> list[str]:
     problems: list[str] = []
     models: dict[str, Config] = {}
     all_variants: dict[str, dict[str, Config]] = {}
-    for model_dir in sorted(d for d in repository.iterdir() if (d / "config.pbtxt").is_file()):
+    model_dirs = sorted(d for d in repository.iterdir() if (d / "config.pbtxt").is_file())
+    for model_dir in model_dirs:
         variants = parse_variants(model_dir, problems)
-        check_variants(model_dir, variants, problems)
-        check_files(model_dir, variants, problems)
-        check_contract(model_dir, variants, problems)
         all_variants[model_dir.name] = variants
         if f"{model_dir.name}/config.pbtxt" in variants:
             models[model_dir.name] = variants[f"{model_dir.name}/config.pbtxt"]
+    seconds = {contract.SECOND_RECOGNIZER} | {second_recognizer_of(config) for config in models.values()}
+    for model_dir in model_dirs:
+        variants = all_variants[model_dir.name]
+        check_variants(model_dir, variants, problems)
+        check_files(model_dir, variants, problems)
+        check_contract(model_dir, variants, problems, recognizer=model_dir.name in seconds)
     check_calls(models, problems)
     for variants in all_variants.values():
         for label, config in variants.items():

@@ -14,11 +14,11 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from str_ocr.contract import CONFIDENCE, LINE, LOGITS, TEXT, output_length
-from str_ocr.page import RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP, PageSettings, read_grey_lines
+from str_ocr.page import RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP, PageSettings
 from str_ocr.read_again import read_logits_again
 from str_ocr.settings import model_parameters, postprocess_settings
 from str_ocr_triton.adapter import InstanceCounter, answer_all, input_array
-from str_ocr_triton.calls import CalledModelError, calling, limited
+from str_ocr_triton.calls import calling, limited, reader_keeping_readings
 from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
 
 
@@ -44,14 +44,7 @@ class TritonPythonModel:
 
     async def reading(self, request, infer):
         def reader(step):
-            async def read(lines):
-                try:
-                    return await read_grey_lines(lines, self.sending, infer, request.is_cancelled, step)
-                except CalledModelError as error:
-                    pb_utils.Logger.log_warn(f"{len(lines)} lines not read again by the {step}, the readings before "
-                                             f"kept: {error}")
-                    return None
-            return read
+            return reader_keeping_readings(step, self.sending, infer, request.is_cancelled)
 
         line = pb_utils.get_input_tensor_by_name(request, LINE)
         second = reader(SECOND_RECOGNIZER_STEP) if self.settings.second_recognizer else None

@@ -8,8 +8,8 @@ import pytest
 from str_ocr.contract import MAX_WIDTH, MIN_WIDTH, NUM_CLASSES, READ_AGAIN_BELOW
 from str_ocr.errors import InputError
 from str_ocr.preprocess import LineLimits, normalize
-from str_ocr.read_again import (grey_lines, read_again_stretches, read_again_threshold, read_again_where_unsure,
-                                read_logits_again, rereading, restretched)
+from str_ocr.read_again import (grey_lines, read_again_served, read_again_stretches, read_again_threshold,
+                                read_again_where_unsure, read_logits_again, rereading, restretched)
 from str_ocr.settings import PostprocessSettings, postprocess_settings
 from str_ocr.text import Reading, encode
 
@@ -189,10 +189,28 @@ def test_the_postprocess_step_has_second_weights_read_the_unsure_lines_and_keeps
     async def unavailable(lines: list[np.ndarray]) -> None:
         return None
 
-    for first, other, kept in [(reader.read, unavailable, "50"), (unavailable, second.read, "72")]:
+    for first, other, kept, count in [(reader.read, unavailable, "50", 1), (unavailable, second.read, "72", 1),
+                                      (unavailable, unavailable, "a", 0)]:
         readings, read_again = asyncio.run(read_logits_again(logits, sent(60, 2), 513, 0.7, LineLimits(), first,
                                                              other))
-        assert readings[1].text == kept and read_again == 1
+        assert readings[1].text == kept and read_again == count
+
+
+def test_a_reader_that_fails_fails_the_reading_once_the_other_is_done():
+    second = ServedWidthReader({})
+    finished = []
+
+    async def failing(lines: list[np.ndarray]) -> None:
+        raise RuntimeError("queue full")
+
+    async def slow(lines: list[np.ndarray]) -> list[Reading]:
+        await asyncio.sleep(0.05)
+        finished.append(len(lines))
+        return second(lines)
+
+    with pytest.raises(RuntimeError, match="queue full"):
+        asyncio.run(read_again_served([line(60)], [Reading("a", 0.1)], 0.7, LineLimits(), failing, slow))
+    assert finished == [3]  # the second weights' three readings were awaited, not left running
 
 
 def test_postprocess_settings_name_a_second_recogniser_only_with_lines_read_again():

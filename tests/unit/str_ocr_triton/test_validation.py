@@ -148,3 +148,24 @@ def test_a_second_recogniser_must_take_and_give_what_the_recogniser_does(reposit
     set_second_recognizer(repository, "ocr_preprocess")
     assert any(p.startswith("ocr_postprocess: its second_recognizer 'ocr_preprocess' must have text_recognition's "
                             "tensors") for p in validate(repository))
+
+
+def test_a_second_recogniser_must_have_other_weights_than_the_recogniser_and_lines_to_read(repository):
+    set_second_recognizer(repository, "text_recognition")
+    assert any("its second_recognizer 'text_recognition' must be a recogniser with other weights" in p
+               for p in validate(repository))
+    path = repository / "ocr_postprocess" / "config.pbtxt"
+    text = path.read_text().replace('"text_recognition" }', '"text_recognition_second" }')
+    path.write_text(text.replace('{ string_value: "0.7" }', '{ string_value: "0" }'))
+    assert any(p.startswith("ocr_postprocess/config.pbtxt: model parameter 'second_recognizer' names") and
+               "set it above 0" in p for p in validate(repository))
+
+
+def test_a_second_recogniser_in_a_folder_of_another_name_is_checked_as_a_recogniser(repository):
+    shutil.move(repository / "text_recognition_second", repository / "text_recognition_other")
+    config = repository / "text_recognition_other" / "config.pbtxt"
+    config.write_text(config.read_text().replace('name: "text_recognition_second"', 'name: "text_recognition_other"'))
+    set_second_recognizer(repository, "text_recognition_other")
+    assert validate(repository) == []
+    config.write_text(config.read_text().replace('dims: [ -1, 37 ]', 'dims: [ -1, 38 ]'))
+    assert any(p.startswith("text_recognition_other/config.pbtxt: output '308' must be") for p in validate(repository))
