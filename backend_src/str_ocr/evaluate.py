@@ -44,7 +44,8 @@ from .metrics import Scores, confusions, look_alike_accuracy, paired_difference,
 from .model import STRModel
 from .plotting import pyplot
 from .preprocess import LineLimits
-from .read_again import READ_AGAIN_STEP, LineReader, read_again_threshold, read_again_where_unsure
+from .read_again import (KEEPS, READ_AGAIN_STEP, LineReader, ReadingKept, most_confident, read_again_threshold,
+                         read_again_where_unsure)
 from .recognizer import Recognizer
 from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
 from .text import Reading
@@ -372,6 +373,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "with --peers, the time per line counts their readings too). Default, without "
                              "--checkpoint and --url: the weights ocr_postprocess's second_recognizer serves, as the "
                              "served ocr reads; 'none': no second weights")
+    parser.add_argument("--keep", choices=[option_name(name) for name in KEEPS], default="most-confident",
+                        help="which reading a line read again keeps: the most confident, or the text its readings "
+                             "again agree on most (str_ocr.read_again.KEEPS; --against's weights keep the most "
+                             "confident; default: %(default)s, as served)")
     parser.add_argument("--against-read-again-below", type=float, metavar="C",
                         help="the --against weights read lines again below this confidence (default: "
                              "--read-again-below)")
@@ -423,12 +428,20 @@ def redrawn(args: argparse.Namespace, sets: dict[str, list[Sample]], line_stretc
 
 
 def read_lines(images: list[np.ndarray], read: LineReader, below: float, line_stretch: float,
-               variable_width: bool, second: LineReader | None = None) -> tuple[list[Reading], int | None]:
+               variable_width: bool, second: LineReader | None = None,
+               keep: ReadingKept = most_confident) -> tuple[list[Reading], int | None]:
     """The readings of a set's lines (drawn at ``line_stretch``), and how many were read again: each variable-width
-    line less sure than ``below`` is read again, by ``second`` too where given (None where no line could be)."""
+    line less sure than ``below`` is read again, by ``second`` too where given, and keeps the reading ``keep``
+    keeps (None where no line could be)."""
     if not below or not variable_width:
         return read(images), None
-    return read_again_where_unsure(images, read, below, limits=LineLimits(stretch=line_stretch), second=second)
+    return read_again_where_unsure(images, read, below, limits=LineLimits(stretch=line_stretch), second=second,
+                                   keep=keep)
+
+
+def option_name(name: str) -> str:
+    """How a command line names ``name`` (``most_agreed``: ``most-agreed``)."""
+    return name.replace("_", "-")
 
 
 def name_is_variable_width(name: str) -> bool:
@@ -524,7 +537,9 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     if warning := unshaped_warning():
         print(f"evaluate: {warning}")
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed,
-                     "line_stretch": args.line_stretch, "read_again_below": args.read_again_below, "sets": {}}
+                     "line_stretch": args.line_stretch, "read_again_below": args.read_again_below,
+                     "keep": args.keep, "sets": {}}
+    keep = KEEPS[args.keep.replace("-", "_")]
     in_process = not args.url or args.speed
     engine = _in_process_engine(model, args, device) if in_process else None
     recognizer = Recognizer(engine, max_lines=256) if engine else None
@@ -557,7 +572,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         start = time.perf_counter()
         variable_width = name_is_variable_width(name)
         readings, read_again = read_lines([s.image for s in samples], read, args.read_again_below, args.line_stretch,
-                                          variable_width, second)
+                                          variable_width, second, keep)
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
         if read_again is not None:
@@ -587,7 +602,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     if args.by_face:
         def read_variable_width(images: list) -> list[Reading]:
             return read_lines(images, read, args.read_again_below, args.line_stretch, variable_width=True,
-                              second=second)[0]
+                              second=second, keep=keep)[0]
 
         results["faces"] = {group: face_scores(group, args.seed, args.by_face, read_variable_width, args.line_stretch)
                             for group in args.sets}

@@ -2,16 +2,18 @@
 
 A variable-width line is read ``LINE_STRETCH`` times as wide as its aspect ratio. Where the greedy path's
 probability (``Reading.confidence``) is below a threshold, the same line is resampled to other stretches and read
-again, and the most confident of the readings is kept; second weights, where given, read the unsure lines too,
-as served and at the other stretches. Only the unsure lines cost more.
+again; second weights, where given, read the unsure lines too, as served and at the other stretches. Only the
+unsure lines cost more.
 
-``rereadings`` says which lines each weights read again, and ``most_confident`` keeps the best readings; the caller
-reads each ``Rereading`` in one call, the way it reads (in process, or through a served recogniser).
+``rereadings`` says which lines each weights read again; the caller reads each ``Rereading`` in one call, the way it
+reads (in process, or through a served recogniser); ``kept_readings`` keeps one reading a line, the one of
+``KEEPS`` it is given keeps: the most confident, or the text the readings again agree on most.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -65,22 +67,6 @@ class Rereading:
     of: list[int]
     resampled: list[np.ndarray]
 
-    @property
-    def count(self) -> int:
-        """How many lines are read again."""
-        return len(set(self.of))
-
-    def kept(self, first: Sequence[Reading], again: Sequence[Reading]) -> list[Reading]:
-        """``first`` with each line's reading replaced by the most confident of its readings (the first on a tie);
-        ``again``: the readings of ``resampled``."""
-        if len(again) != len(self.resampled):
-            raise ValueError(f"{len(self.resampled)} lines were to be read again; {len(again)} readings came back")
-        readings = list(first)
-        for index, reading in zip(self.of, again):
-            if reading.confidence > readings[index].confidence:
-                readings[index] = reading
-        return readings
-
 
 def unsure_lines(first: Sequence[Reading], below: float) -> list[int]:
     """The indices of the readings less sure than ``below``."""
@@ -119,33 +105,69 @@ def rereadings(lines: Sequence[np.ndarray], first: Sequence[Reading], below: flo
     return [plan, second_rereading(lines, first, below, plan)] if second else [plan]
 
 
-def most_confident(first: Sequence[Reading], plans: Sequence[Rereading],
-                   again: Sequence[Sequence[Reading] | None]) -> tuple[list[Reading], int]:
-    """``first`` with each line's most confident reading kept from ``again``, the readings of each of ``plans``
-    (None where they could not be read: the readings before them stand); and how many lines were read again."""
-    readings, read_again = list(first), 0
-    for plan, readings_again in zip(plans, again):
-        if plan.of and readings_again is not None:
-            readings, read_again = plan.kept(readings, readings_again), max(read_again, plan.count)
-    return readings, read_again
+def readings_again(plans: Sequence[Rereading], again: Sequence[Sequence[Reading] | None]) -> dict[int, list[Reading]]:
+    """Each line's readings in ``again``, the readings of each of ``plans`` (None where they could not be read), in
+    the order of ``plans``."""
+    by_line: dict[int, list[Reading]] = defaultdict(list)
+    for plan, readings in zip(plans, again):
+        if not plan.of or readings is None:
+            continue
+        if len(readings) != len(plan.resampled):
+            raise ValueError(f"{len(plan.resampled)} lines were to be read again; {len(readings)} readings came back")
+        for index, reading in zip(plan.of, readings):
+            by_line[index].append(reading)
+    return by_line
+
+
+def most_confident(first: Reading, again: Sequence[Reading]) -> Reading:
+    """The most confident of ``first`` and ``again`` (the earliest on a tie)."""
+    return max([first, *again], key=lambda reading: reading.confidence)
+
+
+def most_agreed(first: Reading, again: Sequence[Reading]) -> Reading:
+    """The text the readings ``again`` agree on most, ``first`` (found unsure) left out: the text whose readings'
+    confidences add up to the most, with the largest of those confidences."""
+    support: dict[str, float] = defaultdict(float)
+    for reading in again:
+        support[reading.text] += reading.confidence
+    text = max(support, key=support.__getitem__)
+    return max((reading for reading in again if reading.text == text), key=lambda reading: reading.confidence)
+
+
+ReadingKept = Callable[[Reading, Sequence[Reading]], Reading]
+"""``keep(first, again)``: which reading a line keeps, read once as ``first`` and again as ``again`` (not empty)."""
+KEEPS: dict[str, ReadingKept] = {"most_confident": most_confident, "most_agreed": most_agreed}
+
+
+def kept_readings(first: Sequence[Reading], plans: Sequence[Rereading], again: Sequence[Sequence[Reading] | None],
+                  keep: ReadingKept = most_confident) -> tuple[list[Reading], int]:
+    """``first`` with each line read again replaced by the reading ``keep`` keeps of its readings ``again``, the
+    readings of each of ``plans`` (None where they could not be read: the readings before them stand); and how
+    many lines were read again."""
+    readings = list(first)
+    by_line = readings_again(plans, again)
+    for index, found in by_line.items():
+        readings[index] = keep(first[index], found)
+    return readings, len(by_line)
 
 
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
                             limits: LineLimits = LineLimits(),
-                            second: LineReader | None = None) -> tuple[list[Reading], int]:
+                            second: LineReader | None = None,
+                            keep: ReadingKept = most_confident) -> tuple[list[Reading], int]:
     """The readings of ``lines``, each read once and the unsure read again (``rereading``); with ``second``
-    (other weights), the unsure read by those as well, as served and at the other stretches; and how many lines
-    were read again."""
+    (other weights), the unsure read by those as well, as served and at the other stretches; each unsure line's
+    reading the one ``keep`` keeps; and how many lines were read again."""
     first = read(list(lines))
     plans = rereadings(lines, first, below, limits, second is not None)
     readers = [read, second]
-    return most_confident(first, plans, [reader(plan.resampled) if plan.of else None
-                                         for plan, reader in zip(plans, readers)])
+    return kept_readings(first, plans, [reader(plan.resampled) if plan.of else None
+                                        for plan, reader in zip(plans, readers)], keep)
 
 
 async def read_again_served(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float, limits: LineLimits,
-                            read: ServedLineReader, second: ServedLineReader | None = None
-                            ) -> tuple[list[Reading], int]:
+                            read: ServedLineReader, second: ServedLineReader | None = None,
+                            keep: ReadingKept = most_confident) -> tuple[list[Reading], int]:
     """``read_again_where_unsure`` through served recognisers, ``lines`` already read as ``first``: the first
     weights' and the second's readings asked for at once. Where a reader raises, it is raised once both are done, so
     that no request is left running."""
@@ -158,12 +180,12 @@ async def read_again_served(lines: Sequence[np.ndarray], first: Sequence[Reading
                                  return_exceptions=True)
     if failed := next((answer for answer in again if isinstance(answer, BaseException)), None):
         raise failed
-    return most_confident(first, plans, again)
+    return kept_readings(first, plans, again, keep)
 
 
 async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_steps: int, below: float,
-                            limits: LineLimits, read: ServedLineReader,
-                            second: ServedLineReader | None = None) -> tuple[list[Reading], int]:
+                            limits: LineLimits, read: ServedLineReader, second: ServedLineReader | None = None,
+                            keep: ReadingKept = most_confident) -> tuple[list[Reading], int]:
     """``ocr_postprocess``'s reading: the readings of ``logits`` ``[N, T, 37]`` (``text.read_logits``, at most
     ``max_steps`` time steps) and, where the recogniser inputs they came from are given (``lines``,
     ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read`` and
@@ -172,7 +194,7 @@ async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_st
     if lines is None:
         return first, 0
     grey = grey_lines(lines, logits.shape[1], len(first), limits)
-    return await read_again_served(grey, first, below, limits, read, second)
+    return await read_again_served(grey, first, below, limits, read, second, keep)
 
 
 def grey_lines(lines: np.ndarray, steps: int, count: int, limits: LineLimits) -> list[np.ndarray]:

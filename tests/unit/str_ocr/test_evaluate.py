@@ -338,3 +338,12 @@ def test_read_again_below_is_a_confidence(option, below, capsys):
     with pytest.raises(SystemExit):
         main(["--checkpoint", "x.pth", option, below])
     assert f"{option} must be a confidence from 0 (never) to 1" in capsys.readouterr().err
+
+
+def test_keep_names_the_way_a_line_read_again_keeps_a_reading(untrained, capsys):
+    results = main(["--checkpoint", untrained, "--keep", "most-agreed", "--count", "2", "--sets", "current",
+                    "--examples", "0"])
+    assert results["keep"] == "most-agreed" and results["sets"]["current: variable width"]["read_again"] == 2
+    with pytest.raises(SystemExit):
+        main(["--checkpoint", untrained, "--keep", "loudest"])
+    assert "invalid choice: 'loudest'" in capsys.readouterr().err

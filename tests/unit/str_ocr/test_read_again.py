@@ -8,8 +8,9 @@ import pytest
 from str_ocr.contract import MAX_WIDTH, MIN_WIDTH, NUM_CLASSES, READ_AGAIN_BELOW
 from str_ocr.errors import InputError
 from str_ocr.preprocess import LineLimits, normalize
-from str_ocr.read_again import (grey_lines, read_again_served, read_again_stretches, read_again_threshold,
-                                read_again_where_unsure, read_logits_again, rereading, restretched)
+from str_ocr.read_again import (grey_lines, kept_readings, most_agreed, most_confident, read_again_served,
+                                read_again_stretches, read_again_threshold, read_again_where_unsure,
+                                read_logits_again, rereading, restretched)
 from str_ocr.settings import PostprocessSettings, postprocess_settings
 from str_ocr.text import Reading, encode
 
@@ -80,6 +81,32 @@ def test_second_weights_read_an_unsure_line_that_no_stretch_changes():
     assert readings[0].confidence == 0.6 and read_again == 1
 
 
+def test_the_most_agreed_text_sums_the_confidences_of_the_readings_again_and_leaves_the_first_out():
+    again = [Reading("bad", 0.4), Reading("bed", 0.7), Reading("bad", 0.35)]
+    assert most_agreed(Reading("bed", 0.65), again) == Reading("bad", 0.4)  # 0.75 against 0.7, not 1.35
+    assert most_confident(Reading("bed", 0.65), again) == Reading("bed", 0.7)
+
+
+class TextReader(WidthReader):
+    """Reads a line of each width as ``says[width]``, a text and its confidence."""
+
+    def __init__(self, says: dict[int, tuple[str, float]]) -> None:
+        super().__init__({})
+        self.says = says
+
+    def __call__(self, lines: list[np.ndarray]) -> list[Reading]:
+        super().__call__(lines)
+        return [Reading(*self.says[x.shape[1]]) for x in lines]
+
+
+def test_an_unsure_line_can_keep_the_text_both_weights_readings_again_agree_on_most():
+    reader = TextReader({60: ("first", 0.4), 50: ("x", 0.3), 72: ("y", 0.9)})
+    second = TextReader({60: ("x", 0.5), 50: ("x", 0.2), 72: ("z", 0.1)})
+    agreed, read_again = read_again_where_unsure([line(60)], reader, below=0.8, second=second, keep=most_agreed)
+    confident, _ = read_again_where_unsure([line(60)], reader, below=0.8, second=second)
+    assert agreed == [Reading("x", 0.5)] and read_again == 1 and confident == [Reading("y", 0.9)]
+
+
 @pytest.mark.parametrize(("served", "width", "again"), [(1.2, 120, [100, 144]), (1.0, 100, [83, 120]),
                                                         (2.0, 200, [167, 240])])
 def test_unsure_lines_are_read_again_a_step_narrower_and_wider_than_they_were_served(served, width, again):
@@ -97,9 +124,9 @@ def test_a_threshold_outside_0_to_1_is_refused_with_its_name(below):
 
 def test_a_rereading_refuses_readings_that_do_not_match_its_lines():
     plan = rereading([line(60)], [Reading("60", 0.5)], below=0.8)
-    assert [x.shape[1] for x in plan.resampled] == [50, 72] and plan.of == [0, 0] and plan.count == 1
+    assert [x.shape[1] for x in plan.resampled] == [50, 72] and plan.of == [0, 0]
     with pytest.raises(ValueError, match="2 lines were to be read again; 1 readings came back"):
-        plan.kept([Reading("60", 0.5)], [Reading("50", 0.9)])
+        kept_readings([Reading("60", 0.5)], [plan], [[Reading("50", 0.9)]])
 
 
 def test_lines_are_read_again_within_the_served_widths_and_not_where_they_would_be_as_wide_as_before():
