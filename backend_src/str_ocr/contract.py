@@ -73,10 +73,13 @@ UNSTRETCHED = 1.0
 """The line stretch that keeps a line's aspect ratio (a width factor of 1): an image as a user sends it."""
 STRETCH_RANGE = (0.25, 4.0)
 """The line stretches allowed: a stretch is a width factor."""
-READ_AGAIN_BELOW = 0.7
-"""The confidence below which ``ocr`` (its ``ocr_postprocess`` step) reads a line again at other stretches and keeps
-the most confident reading (``str_ocr.read_again``); its ``read_again_below`` parameter takes another, 0 to read each
-line once. ``ocr_page`` reads each word once unless its own ``read_again_below`` says otherwise."""
+READ_AGAIN_BELOW = 0.8
+"""The confidence below which ``ocr`` (its ``ocr_postprocess`` step) reads a line again at other stretches and with
+second weights (``str_ocr.read_again``); its ``read_again_below`` parameter takes another, 0 to read each line once.
+``ocr_page`` reads each word once unless its own ``read_again_below`` says otherwise."""
+READ_AGAIN_KEEPS = "most_agreed"
+"""Which reading a line read again keeps (``str_ocr.read_again.KEEPS``): the text its readings again agree on most.
+``ocr_postprocess``'s and ``ocr_page``'s ``read_again_keeps`` parameter takes ``most_confident`` instead."""
 
 
 def output_length(width: int) -> int:
@@ -119,6 +122,7 @@ POSTPROCESS_PARAMETERS = {
     "max_width": MAX_WIDTH,
     "line_stretch": LINE_STRETCH,
     "read_again_below": READ_AGAIN_BELOW,
+    "read_again_keeps": READ_AGAIN_KEEPS,
     "max_requests_in_flight": 32,
     SECOND_RECOGNIZER_PARAMETER: "",
 }
@@ -148,6 +152,7 @@ PAGE_PARAMETERS = {
     "group_padding": 0.25,
     "max_requests_in_flight": 32,
     "read_again_below": 0.0,
+    "read_again_keeps": READ_AGAIN_KEEPS,
     SECOND_RECOGNIZER_PARAMETER: "",
 }
 """ocr_page's ``parameters`` and their defaults."""

@@ -37,14 +37,14 @@ import torch
 
 from .benchmark import time_engine
 from .checkpoint import CheckpointMismatchError, checkpoint_width, load_model
-from .contract import LINE_STRETCH, READ_AGAIN_BELOW, TUTORIAL_WIDTH, UNSTRETCHED
+from .contract import LINE_STRETCH, READ_AGAIN_BELOW, READ_AGAIN_KEEPS, TUTORIAL_WIDTH, UNSTRETCHED
 from .engines import ENGINES, PRECISIONS, Engine, build_engine, choose_engine
 from .fonts import FONT_SETS, font_files
 from .metrics import Scores, confusions, look_alike_accuracy, paired_difference, score
 from .model import STRModel
 from .plotting import pyplot
 from .preprocess import LineLimits
-from .read_again import (KEEPS, READ_AGAIN_STEP, LineReader, ReadingKept, most_confident, read_again_threshold,
+from .read_again import (KEEPS, READ_AGAIN_STEP, SERVED_KEEP, LineReader, ReadingKept, read_again_threshold,
                          read_again_where_unsure)
 from .recognizer import Recognizer
 from .synth import CASES, MAX_CHARS, TEXT_KINDS, Sample, TextLineSynth, Variety, unshaped_warning
@@ -365,18 +365,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--read-again-below", type=float, default=READ_AGAIN_BELOW, metavar="C",
                         help="read each variable-width line again where its confidence is below C, "
                              f"{READ_AGAIN_STEP:g} times narrower and wider than it was drawn (--line-stretch; "
-                             "--against-line-stretch for the --against weights), keeping the most confident "
-                             "reading (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
+                             "--against-line-stretch for the --against weights), keeping the reading --keep "
+                             "names (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
     parser.add_argument("--second-checkpoint", metavar="CHECKPOINT",
                         help="other weights that read the variable-width lines read again as well, as drawn and at "
-                             "the other stretches, the most confident reading kept (with --read-again-below above 0; "
+                             "the other stretches, their readings counted as the others (with --read-again-below "
+                             "above 0; "
                              "with --peers, the time per line counts their readings too). Default, without "
                              "--checkpoint and --url: the weights ocr_postprocess's second_recognizer serves, as the "
                              "served ocr reads; 'none': no second weights")
-    parser.add_argument("--keep", choices=[option_name(name) for name in KEEPS], default="most-confident",
-                        help="which reading a line read again keeps: the most confident, or the text its readings "
-                             "again agree on most (str_ocr.read_again.KEEPS; --against's weights keep the most "
-                             "confident; default: %(default)s, as served)")
+    parser.add_argument("--keep", choices=[option_name(name) for name in KEEPS],
+                        default=option_name(READ_AGAIN_KEEPS),
+                        help="which reading a line read again keeps, the --against weights' too: the text its "
+                             "readings again agree on most, or the most confident (str_ocr.read_again.KEEPS; "
+                             "default: %(default)s, as served)")
     parser.add_argument("--against-read-again-below", type=float, metavar="C",
                         help="the --against weights read lines again below this confidence (default: "
                              "--read-again-below)")
@@ -429,7 +431,7 @@ def redrawn(args: argparse.Namespace, sets: dict[str, list[Sample]], line_stretc
 
 def read_lines(images: list[np.ndarray], read: LineReader, below: float, line_stretch: float,
                variable_width: bool, second: LineReader | None = None,
-               keep: ReadingKept = most_confident) -> tuple[list[Reading], int | None]:
+               keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int | None]:
     """The readings of a set's lines (drawn at ``line_stretch``), and how many were read again: each variable-width
     line less sure than ``below`` is read again, by ``second`` too where given, and keeps the reading ``keep``
     keeps (None where no line could be)."""
@@ -586,7 +588,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
             _print_kinds("this project", results["sets"][name]["by_kind"])
         if other:
             theirs, _ = read_lines([s.image for s in against_sets[name]], other.read, args.against_read_again_below,
-                                   args.against_line_stretch, variable_width)
+                                   args.against_line_stretch, variable_width, keep=keep)
             results["sets"][name]["against"] = compared(samples, readings, theirs)
     seconds_per_line = None
     if peers:

@@ -28,7 +28,7 @@ from .detection import Boxes, DetectorSettings, detector_input, find_boxes, read
 from .errors import Cancelled
 from .images import ImageLimits, open_image, to_rgb
 from .preprocess import LineLimits, denormalize, normalize, resize_line
-from .read_again import read_again_served, read_again_threshold
+from .read_again import KEEPS, read_again_served, read_again_threshold
 from .text import Reading, greedy_decode
 
 LETTER_GAP_RATIO = 2.0
@@ -155,6 +155,7 @@ class PageSettings:
     group_padding: float = PAGE_PARAMETERS["group_padding"]
     max_requests_in_flight: int = PAGE_PARAMETERS["max_requests_in_flight"]
     read_again_below: float = PAGE_PARAMETERS["read_again_below"]
+    read_again_keeps: str = PAGE_PARAMETERS["read_again_keeps"]
     second_recognizer: str = PAGE_PARAMETERS[SECOND_RECOGNIZER_PARAMETER]
 
     def __post_init__(self) -> None:
@@ -168,6 +169,8 @@ class PageSettings:
         if not 0 < self.word_gap < 10 or self.group_padding < 0:
             raise ValueError("word_gap must be a positive share of a line's height, group_padding 0 or more")
         read_again_threshold(self.read_again_below)
+        if self.read_again_keeps not in KEEPS:
+            raise ValueError(f"read_again_keeps must be one of {', '.join(KEEPS)}; got {self.read_again_keeps!r}")
 
 
 @dataclass(frozen=True)
@@ -210,8 +213,8 @@ async def read_page(data: bytes, settings: PageSettings, infer: Infer,
 async def read_words(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,
                      cancelled: Callable[[], bool] = lambda: False) -> tuple[list[Reading], int]:
     """Each line's reading, a line less sure than ``settings.read_again_below`` read again at other stretches, and
-    by ``settings.second_recognizer`` where it names one, keeping its most confident reading (``str_ocr.read_again``);
-    and how many lines were read again."""
+    by ``settings.second_recognizer`` where it names one, keeping the reading ``settings.read_again_keeps`` names
+    (``str_ocr.read_again``); and how many lines were read again."""
     first = [greedy_decode(logits) for logits in await recognise(lines, settings, infer, cancelled)]
     if not settings.read_again_below:
         return first, 0
@@ -221,7 +224,7 @@ async def read_words(lines: Sequence[np.ndarray], settings: PageSettings, infer:
 
     second = reader(SECOND_RECOGNIZER_STEP) if settings.second_recognizer else None
     return await read_again_served([denormalize(line[0]) for line in lines], first, settings.read_again_below,
-                                   settings.lines, reader(RECOGNIZER_STEP), second)
+                                   settings.lines, reader(RECOGNIZER_STEP), second, KEEPS[settings.read_again_keeps])
 
 
 async def read_grey_lines(lines: Sequence[np.ndarray], settings: PageSettings, infer: Infer,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from .contract import INPUT_HEIGHT, LINE, LOGITS, output_length
+from .contract import INPUT_HEIGHT, LINE, LOGITS, READ_AGAIN_KEEPS, output_length
 from .errors import InputError
 from .preprocess import LineLimits, denormalize, resize_line
 from .text import Reading, read_logits
@@ -136,11 +136,14 @@ def most_agreed(first: Reading, again: Sequence[Reading]) -> Reading:
 
 ReadingKept = Callable[[Reading, Sequence[Reading]], Reading]
 """``keep(first, again)``: which reading a line keeps, read once as ``first`` and again as ``again`` (not empty)."""
-KEEPS: dict[str, ReadingKept] = {"most_confident": most_confident, "most_agreed": most_agreed}
+KEEPS: dict[str, ReadingKept] = {"most_agreed": most_agreed, "most_confident": most_confident}
+"""The ways a line read again may keep a reading, by the name a model's ``read_again_keeps`` parameter gives."""
+SERVED_KEEP = KEEPS[READ_AGAIN_KEEPS]
+"""The way the served models keep a reading unless told otherwise."""
 
 
 def kept_readings(first: Sequence[Reading], plans: Sequence[Rereading], again: Sequence[Sequence[Reading] | None],
-                  keep: ReadingKept = most_confident) -> tuple[list[Reading], int]:
+                  keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int]:
     """``first`` with each line read again replaced by the reading ``keep`` keeps of its readings ``again``, the
     readings of each of ``plans`` (None where they could not be read: the readings before them stand); and how
     many lines were read again."""
@@ -154,7 +157,7 @@ def kept_readings(first: Sequence[Reading], plans: Sequence[Rereading], again: S
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
                             limits: LineLimits = LineLimits(),
                             second: LineReader | None = None,
-                            keep: ReadingKept = most_confident) -> tuple[list[Reading], int]:
+                            keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int]:
     """The readings of ``lines``, each read once and the unsure read again (``rereading``); with ``second``
     (other weights), the unsure read by those as well, as served and at the other stretches; each unsure line's
     reading the one ``keep`` keeps; and how many lines were read again."""
@@ -167,7 +170,7 @@ def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below
 
 async def read_again_served(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float, limits: LineLimits,
                             read: ServedLineReader, second: ServedLineReader | None = None,
-                            keep: ReadingKept = most_confident) -> tuple[list[Reading], int]:
+                            keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int]:
     """``read_again_where_unsure`` through served recognisers, ``lines`` already read as ``first``: the first
     weights' and the second's readings asked for at once. Where a reader raises, it is raised once both are done, so
     that no request is left running."""
@@ -185,7 +188,7 @@ async def read_again_served(lines: Sequence[np.ndarray], first: Sequence[Reading
 
 async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_steps: int, below: float,
                             limits: LineLimits, read: ServedLineReader, second: ServedLineReader | None = None,
-                            keep: ReadingKept = most_confident) -> tuple[list[Reading], int]:
+                            keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int]:
     """``ocr_postprocess``'s reading: the readings of ``logits`` ``[N, T, 37]`` (``text.read_logits``, at most
     ``max_steps`` time steps) and, where the recogniser inputs they came from are given (``lines``,
     ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read`` and

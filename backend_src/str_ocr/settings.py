@@ -18,7 +18,7 @@ from .detection import DetectorSettings
 from .images import ImageLimits
 from .page import PageSettings
 from .preprocess import LineLimits
-from .read_again import THRESHOLD_RANGE, read_again_threshold
+from .read_again import KEEPS, THRESHOLD_RANGE, read_again_threshold
 from .runtime import threads_per_cpu_instance
 
 T = TypeVar("T")
@@ -70,6 +70,11 @@ def read_again_below(parameters: Mapping[str, str], default: float) -> float:
     """Parameter ``read_again_below``: the confidence below which a line is read again (``str_ocr.read_again``)."""
     return setting(parameters, "read_again_below", lambda raw: read_again_threshold(float(raw)), default,
                    THRESHOLD_RANGE)
+
+
+def read_again_keeps(parameters: Mapping[str, str], default: str) -> str:
+    """Parameter ``read_again_keeps``: which reading a line read again keeps, one of ``str_ocr.read_again.KEEPS``."""
+    return setting(parameters, "read_again_keeps", choice(tuple(KEEPS)), default, one_of(tuple(KEEPS)))
 
 
 def second_recognizer(parameters: Mapping[str, str], below: float, default: str) -> str:
@@ -133,6 +138,7 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
         max_requests_in_flight=setting(parameters, "max_requests_in_flight", int, defaults.max_requests_in_flight,
                                        "a number of requests"),
         read_again_below=(below := read_again_below(parameters, defaults.read_again_below)),
+        read_again_keeps=read_again_keeps(parameters, defaults.read_again_keeps),
         second_recognizer=second_recognizer(parameters, below, defaults.second_recognizer),
     )
 
@@ -141,12 +147,14 @@ def page_settings(parameters: Mapping[str, str]) -> PageSettings:
 class PostprocessSettings:
     """What ``ocr_postprocess`` is configured with: the widths and stretch of ``ocr_preprocess``'s lines, the
     confidence below which it reads a line again (0: never), how many of its lines an instance has waiting on the
-    recogniser at most, and the recogniser with second weights that reads them as well (empty: none)."""
+    recogniser at most, the recogniser with second weights that reads them as well (empty: none), and which
+    reading a line read again keeps."""
 
     lines: LineLimits
     read_again_below: float
     max_requests_in_flight: int
     second_recognizer: str = POSTPROCESS_PARAMETERS[SECOND_RECOGNIZER_PARAMETER]
+    read_again_keeps: str = POSTPROCESS_PARAMETERS["read_again_keeps"]
 
 
 def postprocess_settings(parameters: Mapping[str, str]) -> PostprocessSettings:
@@ -158,7 +166,8 @@ def postprocess_settings(parameters: Mapping[str, str]) -> PostprocessSettings:
         raise ValueError("model parameter 'max_requests_in_flight' must be at least 1")
     below = read_again_below(parameters, defaults["read_again_below"])
     return PostprocessSettings(line_limits(parameters, stretched=True), below, in_flight,
-                               second_recognizer(parameters, below, defaults[SECOND_RECOGNIZER_PARAMETER]))
+                               second_recognizer(parameters, below, defaults[SECOND_RECOGNIZER_PARAMETER]),
+                               read_again_keeps(parameters, defaults["read_again_keeps"]))
 
 
 @dataclass(frozen=True)

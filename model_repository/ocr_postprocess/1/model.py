@@ -3,8 +3,8 @@
 Given the line the logits came from too (``LINE``, as in the ``ocr`` ensemble), it reads a line it is less sure
 of than ``read_again_below`` again at other stretches through text_recognition (BLS), each line its own request, and
 through the recogniser with second weights that ``second_recognizer`` names (as served and at those stretches); it
-keeps the most confident reading (``str_ocr.read_again``). Where a recogniser cannot (its queue full), the readings
-before stand. Settings: ``str_ocr.contract.POSTPROCESS_PARAMETERS`` (see ``str_ocr.settings``). Its counter
+keeps the reading ``read_again_keeps`` names (``str_ocr.read_again``). Where a recogniser cannot (its queue full),
+the readings before stand. Settings: ``str_ocr.contract.POSTPROCESS_PARAMETERS`` (see ``str_ocr.settings``). Its counter
 (``str_ocr_triton.metric_labels``): the lines read again.
 """
 
@@ -15,7 +15,7 @@ import triton_python_backend_utils as pb_utils
 
 from str_ocr.contract import CONFIDENCE, LINE, LOGITS, TEXT, output_length
 from str_ocr.page import RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP, PageSettings
-from str_ocr.read_again import read_logits_again
+from str_ocr.read_again import KEEPS, read_logits_again
 from str_ocr.settings import model_parameters, postprocess_settings
 from str_ocr_triton.adapter import InstanceCounter, answer_all, input_array
 from str_ocr_triton.calls import calling, limited, reader_keeping_readings
@@ -50,7 +50,8 @@ class TritonPythonModel:
         second = reader(SECOND_RECOGNIZER_STEP) if self.settings.second_recognizer else None
         readings, read_again = await read_logits_again(
             input_array(request, LOGITS), None if line is None else line.as_numpy(), self.max_steps,
-            self.settings.read_again_below, self.settings.lines, reader(RECOGNIZER_STEP), second)
+            self.settings.read_again_below, self.settings.lines, reader(RECOGNIZER_STEP), second,
+            KEEPS[self.settings.read_again_keeps])
         self.read_again.increment(read_again)
         return outputs(readings)
 

@@ -241,6 +241,11 @@ def test_page_settings_come_from_the_config_and_bad_ones_say_what_to_change():
     for bad in ("1.5", "-0.1", "nan", "sure"):
         with pytest.raises(ValueError, match="read_again_below.*a confidence from 0 .never. to 1"):
             page_settings({"read_again_below": bad})
+    assert page_settings({"read_again_keeps": "most_confident"}).read_again_keeps == "most_confident"
+    for bad_settings in (lambda: page_settings({"read_again_keeps": "loudest"}),
+                         lambda: PageSettings(read_again_keeps="loudest")):
+        with pytest.raises(ValueError, match="read_again_keeps.*most_agreed, most_confident"):
+            bad_settings()
 
 
 def test_the_page_models_code_loads_no_torch():

@@ -50,10 +50,12 @@ def test_only_unsure_lines_are_read_again_and_the_most_confident_reading_is_kept
     assert [r.text for r in readings] == ["120", "72", "200"] and read_again == 2
 
 
-def test_a_line_read_again_no_more_confidently_keeps_its_first_reading():
+def test_a_line_read_again_no_more_confidently_keeps_its_first_reading_where_the_most_confident_is_kept():
     reader = WidthReader({60: 0.5, 50: 0.5, 72: 0.5})
-    readings, read_again = read_again_where_unsure([line(60)], reader, below=0.8)
+    readings, read_again = read_again_where_unsure([line(60)], reader, below=0.8, keep=most_confident)
     assert [r.text for r in readings] == ["60"] and read_again == 1
+    agreed, _ = read_again_where_unsure([line(60)], reader, below=0.8, keep=most_agreed)
+    assert agreed == [Reading("50", 0.5)]  # the first reading, found unsure, has no say
 
 
 def test_sure_lines_are_read_once():
@@ -99,11 +101,11 @@ class TextReader(WidthReader):
         return [Reading(*self.says[x.shape[1]]) for x in lines]
 
 
-def test_an_unsure_line_can_keep_the_text_both_weights_readings_again_agree_on_most():
+def test_an_unsure_line_keeps_the_text_both_weights_readings_again_agree_on_most_unless_told_otherwise():
     reader = TextReader({60: ("first", 0.4), 50: ("x", 0.3), 72: ("y", 0.9)})
     second = TextReader({60: ("x", 0.5), 50: ("x", 0.2), 72: ("z", 0.1)})
-    agreed, read_again = read_again_where_unsure([line(60)], reader, below=0.8, second=second, keep=most_agreed)
-    confident, _ = read_again_where_unsure([line(60)], reader, below=0.8, second=second)
+    agreed, read_again = read_again_where_unsure([line(60)], reader, below=0.8, second=second)
+    confident, _ = read_again_where_unsure([line(60)], reader, below=0.8, second=second, keep=most_confident)
     assert agreed == [Reading("x", 0.5)] and read_again == 1 and confident == [Reading("y", 0.9)]
 
 
@@ -199,6 +201,10 @@ def test_the_postprocess_steps_settings_come_from_its_config_and_bad_ones_say_wh
     settings = postprocess_settings({"read_again_below": "0.5", "line_stretch": "1.0", "max_width": "1000"})
     assert settings.read_again_below == 0.5 and settings.lines == LineLimits(max_width=1000, stretch=1.0)
     assert postprocess_settings({}) == PostprocessSettings(LineLimits(), READ_AGAIN_BELOW, 32)
+    assert postprocess_settings({}).read_again_keeps == "most_agreed"
+    assert postprocess_settings({"read_again_keeps": " Most_Confident "}).read_again_keeps == "most_confident"
+    with pytest.raises(ValueError, match="'read_again_keeps' must be one of most_agreed, most_confident, got 'best'"):
+        postprocess_settings({"read_again_keeps": "best"})
     with pytest.raises(ValueError, match="'max_requests_in_flight' must be at least 1"):
         postprocess_settings({"max_requests_in_flight": "0"})
     with pytest.raises(ValueError, match="'read_again_below' must be a confidence from 0 .never. to 1, got '2'"):
