@@ -1,7 +1,7 @@
 """What the served ``ocr`` gains and costs by reading unsure lines again: one server serving ``ocr`` as configured
-(the second weights reading those lines too, the most agreed text kept), ``ocr_most_confident`` (the same keeping
-the most confident reading, below 0.7, as ``ocr`` read before round 48), ``ocr_first_weights`` (as configured, without
-the second weights) and ``ocr_once`` (each line read once), each an ensemble whose last step is a copy of
+(the second weights reading those lines too, the most agreed text kept), ``ocr_most_confident`` (the same, keeping
+the most confident reading of the lines read less surely than 0.7), ``ocr_first_weights`` (as configured, without the
+second weights) and ``ocr_once`` (each line read once), each an ensemble whose last step is a copy of
 ``ocr_postprocess`` so set; the same held-out variable-width lines (PNG files at their aspect ratio, as a user sends
 them) through each.
 
@@ -38,6 +38,7 @@ from str_ocr_server.process import ServerProcess
 from str_ocr_triton.config import default_repository, read_model_config
 from str_ocr_triton.metric_labels import READ_AGAIN_COUNTER
 
+# ocr_most_confident reads again as ocr did until round 48's rule.
 VARIANTS = {f"{OCR}_most_confident": {"read_again_below": "0.7", "read_again_keeps": "most_confident"},
             f"{OCR}_first_weights": {"second_recognizer": ""},
             f"{OCR}_once": {"read_again_below": "0", "second_recognizer": ""}}

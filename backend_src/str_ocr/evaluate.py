@@ -370,18 +370,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--second-checkpoint", metavar="CHECKPOINT",
                         help="other weights that read the variable-width lines read again as well, as drawn and at "
                              "the other stretches, their readings counted as the others (with --read-again-below "
-                             "above 0; "
-                             "with --peers, the time per line counts their readings too). Default, without "
+                             "above 0; with --peers, the time per line counts their readings too). Default, without "
                              "--checkpoint and --url: the weights ocr_postprocess's second_recognizer serves, as the "
                              "served ocr reads; 'none': no second weights")
     parser.add_argument("--keep", choices=[option_name(name) for name in KEEPS],
                         default=option_name(READ_AGAIN_KEEPS),
-                        help="which reading a line read again keeps, the --against weights' too: the text its "
-                             "readings again agree on most, or the most confident (str_ocr.read_again.KEEPS; "
-                             "default: %(default)s, as served)")
+                        help="which reading a line read again keeps: the text its readings again agree on most, or "
+                             "the most confident (str_ocr.read_again.KEEPS; default: %(default)s, as served)")
     parser.add_argument("--against-read-again-below", type=float, metavar="C",
                         help="the --against weights read lines again below this confidence (default: "
                              "--read-again-below)")
+    parser.add_argument("--against-keep", choices=[option_name(name) for name in KEEPS],
+                        help="which reading a line the --against weights read again keeps (default: --keep)")
     parser.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
     args = parser.parse_args(argv)
     if args.against_line_stretch is None:
@@ -393,6 +393,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             parser.error(str(error))
     if args.against_read_again_below is None:
         args.against_read_again_below = args.read_again_below
+    args.against_keep = args.against_keep or args.keep
     for option, below in (("--read-again-below", args.read_again_below),
                           ("--against-read-again-below", args.against_read_again_below)):
         try:
@@ -444,6 +445,11 @@ def read_lines(images: list[np.ndarray], read: LineReader, below: float, line_st
 def option_name(name: str) -> str:
     """How a command line names ``name`` (``most_agreed``: ``most-agreed``)."""
     return name.replace("_", "-")
+
+
+def keep_named(option: str) -> ReadingKept:
+    """The way of keeping a reading that ``--keep`` or ``--against-keep`` names."""
+    return KEEPS[option.replace("-", "_")]
 
 
 def name_is_variable_width(name: str) -> bool:
@@ -541,7 +547,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed,
                      "line_stretch": args.line_stretch, "read_again_below": args.read_again_below,
                      "keep": args.keep, "sets": {}}
-    keep = KEEPS[args.keep.replace("-", "_")]
+    keep = keep_named(args.keep)
     in_process = not args.url or args.speed
     engine = _in_process_engine(model, args, device) if in_process else None
     recognizer = Recognizer(engine, max_lines=256) if engine else None
@@ -557,6 +563,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         results["against"] = str(args.against)
         results["against_line_stretch"] = args.against_line_stretch
         results["against_read_again_below"] = args.against_read_again_below
+        results["against_keep"] = args.against_keep
     # Sample.source for the peers' fixed lines: held in this draw only where the peers read it, not a redraw
     sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers) and args.line_stretch == PEER_LINE_STRETCH)
     against_sets = redrawn(args, sets, args.against_line_stretch) if other else sets
@@ -588,7 +595,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
             _print_kinds("this project", results["sets"][name]["by_kind"])
         if other:
             theirs, _ = read_lines([s.image for s in against_sets[name]], other.read, args.against_read_again_below,
-                                   args.against_line_stretch, variable_width, keep=keep)
+                                   args.against_line_stretch, variable_width, keep=keep_named(args.against_keep))
             results["sets"][name]["against"] = compared(samples, readings, theirs)
     seconds_per_line = None
     if peers:

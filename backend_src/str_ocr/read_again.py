@@ -126,7 +126,7 @@ def most_confident(first: Reading, again: Sequence[Reading]) -> Reading:
 
 def most_agreed(first: Reading, again: Sequence[Reading]) -> Reading:
     """The text the readings ``again`` agree on most, ``first`` (found unsure) left out: the text whose readings'
-    confidences add up to the most, with the largest of those confidences."""
+    confidences add up to the most (the one read first on a tie), with the largest of those confidences."""
     support: dict[str, float] = defaultdict(float)
     for reading in again:
         support[reading.text] += reading.confidence
@@ -143,7 +143,7 @@ SERVED_KEEP = KEEPS[READ_AGAIN_KEEPS]
 
 
 def kept_readings(first: Sequence[Reading], plans: Sequence[Rereading], again: Sequence[Sequence[Reading] | None],
-                  keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int]:
+                  keep: ReadingKept) -> tuple[list[Reading], int]:
     """``first`` with each line read again replaced by the reading ``keep`` keeps of its readings ``again``, the
     readings of each of ``plans`` (None where they could not be read: the readings before them stand); and how
     many lines were read again."""
@@ -169,8 +169,8 @@ def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below
 
 
 async def read_again_served(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float, limits: LineLimits,
-                            read: ServedLineReader, second: ServedLineReader | None = None,
-                            keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int]:
+                            read: ServedLineReader, second: ServedLineReader | None,
+                            keep: ReadingKept) -> tuple[list[Reading], int]:
     """``read_again_where_unsure`` through served recognisers, ``lines`` already read as ``first``: the first
     weights' and the second's readings asked for at once. Where a reader raises, it is raised once both are done, so
     that no request is left running."""
@@ -187,8 +187,8 @@ async def read_again_served(lines: Sequence[np.ndarray], first: Sequence[Reading
 
 
 async def read_logits_again(logits: np.ndarray, lines: np.ndarray | None, max_steps: int, below: float,
-                            limits: LineLimits, read: ServedLineReader, second: ServedLineReader | None = None,
-                            keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int]:
+                            limits: LineLimits, read: ServedLineReader, second: ServedLineReader | None,
+                            keep: ReadingKept) -> tuple[list[Reading], int]:
     """``ocr_postprocess``'s reading: the readings of ``logits`` ``[N, T, 37]`` (``text.read_logits``, at most
     ``max_steps`` time steps) and, where the recogniser inputs they came from are given (``lines``,
     ``[N, 1, 32, W]``, scaled into ``limits``), those less sure than ``below`` read again with ``read`` and

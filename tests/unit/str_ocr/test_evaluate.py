@@ -340,10 +340,14 @@ def test_read_again_below_is_a_confidence(option, below, capsys):
     assert f"{option} must be a confidence from 0 (never) to 1" in capsys.readouterr().err
 
 
-def test_keep_names_the_way_a_line_read_again_keeps_a_reading(untrained, capsys):
-    results = main(["--checkpoint", untrained, "--keep", "most-agreed", "--count", "2", "--sets", "current",
-                    "--examples", "0"])
-    assert results["keep"] == "most-agreed" and results["sets"]["current: variable width"]["read_again"] == 2
+def test_keep_names_the_way_a_line_read_again_keeps_a_reading_the_against_weights_as_told(untrained, capsys):
+    options = ["--checkpoint", untrained, "--against", untrained, "--count", "2", "--sets", "current",
+               "--examples", "0"]
+    results = main([*options, "--keep", "most-confident"])
+    assert results["keep"] == results["against_keep"] == "most-confident"
+    assert results["sets"]["current: variable width"]["read_again"] == 2
+    results = main([*options, "--against-keep", "most-confident"])
+    assert (results["keep"], results["against_keep"]) == ("most-agreed", "most-confident")
     with pytest.raises(SystemExit):
         main(["--checkpoint", untrained, "--keep", "loudest"])
     assert "invalid choice: 'loudest'" in capsys.readouterr().err

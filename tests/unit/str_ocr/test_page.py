@@ -12,7 +12,8 @@ from str_ocr.images import ImageLimits
 from str_ocr.page import (RECOGNIZER_STEP, SECOND_RECOGNIZER_STEP, PageSettings, cut_words, decode_page, ink_of,
                           padded_batch, read_page, recognise, strongest, upright, word_spans)
 from str_ocr.preprocess import LineLimits
-from str_ocr.read_again import read_again_stretches, restretched
+from str_ocr import page
+from str_ocr.read_again import most_agreed, most_confident, read_again_stretches, restretched
 from str_ocr.settings import line_limits, page_settings
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -202,6 +203,20 @@ def test_a_second_recogniser_reads_the_unsure_words_as_served_and_at_the_other_s
     with pytest.raises(ValueError, match="'second_recognizer' names 'x', which reads the lines read again, but "
                                          "'read_again_below' is 0: set it above 0"):
         page_settings({"second_recognizer": "x"})
+
+
+@pytest.mark.parametrize(("name", "keep"), [("most_confident", most_confident), ("most_agreed", most_agreed)])
+def test_words_read_again_keep_the_reading_the_settings_name(monkeypatch, name, keep):
+    kept = []
+
+    async def reading_again(lines, first, below, limits, read, second, keep):
+        kept.append(keep)
+        return list(first), len(first)
+
+    monkeypatch.setattr(page, "read_again_served", reading_again)
+    settings = PageSettings(read_again_below=0.7, read_again_keeps=name)
+    asyncio.run(read_page(page_of_words(), settings, UnsureAtFirst(three_word_map, unsure=3)))
+    assert kept == [keep]
 
 
 def test_a_page_without_text_reads_as_no_words():

@@ -45,7 +45,8 @@ class WidthReader:
 
 def test_only_unsure_lines_are_read_again_and_the_most_confident_reading_is_kept():
     reader = WidthReader({120: 0.95, 60: 0.4, 50: 0.3, 72: 0.9, 240: 0.6, 200: 0.7, 288: 0.2})
-    readings, read_again = read_again_where_unsure([line(120), line(60), line(240)], reader, below=0.8)
+    readings, read_again = read_again_where_unsure([line(120), line(60), line(240)], reader, below=0.8,
+                                                   keep=most_confident)
     assert reader.calls == [[120, 60, 240], [50, 200, 72, 288]]  # once each, then the unsure at 1.0 and at 1.44
     assert [r.text for r in readings] == ["120", "72", "200"] and read_again == 2
 
@@ -128,7 +129,7 @@ def test_a_rereading_refuses_readings_that_do_not_match_its_lines():
     plan = rereading([line(60)], [Reading("60", 0.5)], below=0.8)
     assert [x.shape[1] for x in plan.resampled] == [50, 72] and plan.of == [0, 0]
     with pytest.raises(ValueError, match="2 lines were to be read again; 1 readings came back"):
-        kept_readings([Reading("60", 0.5)], [plan], [[Reading("50", 0.9)]])
+        kept_readings([Reading("60", 0.5)], [plan], [[Reading("50", 0.9)]], most_confident)
 
 
 def test_lines_are_read_again_within_the_served_widths_and_not_where_they_would_be_as_wide_as_before():
@@ -154,10 +155,25 @@ class ServedWidthReader(WidthReader):
         return self(lines)
 
 
+class ServedTextReader(TextReader):
+    async def read(self, lines: list[np.ndarray]) -> list[Reading]:
+        return self(lines)
+
+
+def test_the_postprocess_step_keeps_the_reading_it_is_told_to():
+    reader = ServedTextReader({50: ("x", 0.3), 72: ("y", 0.9)})
+    second = ServedTextReader({60: ("x", 0.5), 50: ("x", 0.2), 72: ("z", 0.1)})
+    for keep, kept in [(most_agreed, Reading("x", 0.5)), (most_confident, Reading("y", 0.9))]:
+        readings, read_again = asyncio.run(read_logits_again(logits_of(16, sure=False), sent(60), 513, 0.7,
+                                                             LineLimits(), reader.read, second.read, keep))
+        assert readings == [kept] and read_again == 1
+
+
 def test_the_postprocess_step_reads_the_unsure_lines_it_is_given_again():
     reader = ServedWidthReader({50: 0.99})
     logits = np.concatenate([logits_of(16, sure=True), logits_of(16, sure=False), logits_of(16, sure=True)])
-    readings, read_again = asyncio.run(read_logits_again(logits, sent(60, 3), 513, 0.7, LineLimits(), reader.read))
+    readings, read_again = asyncio.run(read_logits_again(logits, sent(60, 3), 513, 0.7, LineLimits(), reader.read,
+                                                         None, most_confident))
     assert reader.calls == [[50, 72]] and read_again == 1 and [r.text for r in readings] == ["a", "50", "a"]
 
 
@@ -166,7 +182,7 @@ def test_the_postprocess_step_keeps_the_first_readings_where_the_recogniser_cann
         return None
 
     readings, read_again = asyncio.run(read_logits_again(logits_of(16, sure=False), sent(60), 513, 0.7, LineLimits(),
-                                                         unavailable))
+                                                         unavailable, None, most_agreed))
     assert [r.text for r in readings] == ["a"] and read_again == 0
 
 
@@ -175,7 +191,7 @@ def test_the_postprocess_step_reads_logits_once_where_it_is_not_given_their_line
     reader = ServedWidthReader({})
     given = sent(60) if sure else None
     readings, read_again = asyncio.run(read_logits_again(logits_of(16, sure), given, 513, 0.7, LineLimits(),
-                                                         reader.read))
+                                                         reader.read, None, most_agreed))
     assert reader.calls == [] and read_again == 0 and [r.text for r in readings] == ["a"]
 
 
@@ -215,7 +231,7 @@ def test_the_postprocess_step_has_second_weights_read_the_unsure_lines_and_keeps
     reader, second = ServedWidthReader({50: 0.8}), ServedWidthReader({60: 0.9, 72: 0.95})
     logits = np.concatenate([logits_of(16, sure=True), logits_of(16, sure=False)])
     readings, read_again = asyncio.run(read_logits_again(logits, sent(60, 2), 513, 0.7, LineLimits(), reader.read,
-                                                         second.read))
+                                                         second.read, most_confident))
     assert reader.calls == [[50, 72]] and second.calls == [[60, 50, 72]] and read_again == 1
     assert [(r.text, r.confidence) for r in readings][1] == ("72", 0.95) and readings[0].text == "a"
 
@@ -225,7 +241,7 @@ def test_the_postprocess_step_has_second_weights_read_the_unsure_lines_and_keeps
     for first, other, kept, count in [(reader.read, unavailable, "50", 1), (unavailable, second.read, "72", 1),
                                       (unavailable, unavailable, "a", 0)]:
         readings, read_again = asyncio.run(read_logits_again(logits, sent(60, 2), 513, 0.7, LineLimits(), first,
-                                                             other))
+                                                             other, most_confident))
         assert readings[1].text == kept and read_again == count
 
 
@@ -242,7 +258,8 @@ def test_a_reader_that_fails_fails_the_reading_once_the_other_is_done():
         return second(lines)
 
     with pytest.raises(RuntimeError, match="queue full"):
-        asyncio.run(read_again_served([line(60)], [Reading("a", 0.1)], 0.7, LineLimits(), failing, slow))
+        asyncio.run(read_again_served([line(60)], [Reading("a", 0.1)], 0.7, LineLimits(), failing, slow,
+                                      most_agreed))
     assert finished == [3]  # the second weights' three readings were awaited, not left running
 
 

@@ -5,7 +5,9 @@ import shutil
 
 import pytest
 
-from str_ocr_triton.config import ONNX_REPOSITORY, default_repository
+from str_ocr.contract import OCR_PAGE, POSTPROCESS, READ_AGAIN_BELOW, READ_AGAIN_KEEPS
+from str_ocr.settings import page_settings, postprocess_settings
+from str_ocr_triton.config import ONNX_REPOSITORY, default_repository, read_model_config
 from str_ocr_triton.validation import validate
 
 DEFAULT_REPOSITORY = default_repository()
@@ -130,6 +132,25 @@ def test_an_engine_or_precision_the_recogniser_does_not_know(repository):
     assert any("parameter 'engine' is 'onnx'; it must be one of auto, torch, onnxruntime, openvino" in p
                for p in problems)
     assert any("parameter 'precision' is 'fp8'; it must be one of auto, f32, bf16" in p for p in problems)
+
+
+@pytest.mark.parametrize("model", ["ocr_postprocess", "ocr_page"])
+def test_a_way_of_keeping_readings_that_no_model_knows(repository, model):
+    path = repository / model / "config.pbtxt"
+    path.write_text(path.read_text().replace('{ string_value: "most_agreed" }', '{ string_value: "loudest" }'))
+    assert any(p.startswith(f"{model}/config.pbtxt: model parameter 'read_again_keeps' must be one of most_agreed, "
+                            "most_confident, got 'loudest'") for p in validate(repository))
+
+
+def parameters_of(model: str) -> dict[str, str]:
+    config = read_model_config(DEFAULT_REPOSITORY / model)
+    return {key: value.string_value for key, value in config.parameters.items()}
+
+
+def test_the_shipped_configs_read_again_as_the_contract_says_the_served_ocr_does():
+    settings = postprocess_settings(parameters_of(POSTPROCESS))
+    assert (settings.read_again_below, settings.read_again_keeps) == (READ_AGAIN_BELOW, READ_AGAIN_KEEPS)
+    assert page_settings(parameters_of(OCR_PAGE)).read_again_keeps == READ_AGAIN_KEEPS
 
 
 def set_second_recognizer(repository, name):
