@@ -382,6 +382,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "--read-again-below)")
     parser.add_argument("--against-keep", choices=[option_name(name) for name in KEEPS],
                         help="which reading a line the --against weights read again keeps (default: --keep)")
+    parser.add_argument("--first-weights-again", action=argparse.BooleanOptionalAction, default=True,
+                        help="with second weights, whether the evaluated weights read the unsure lines again too "
+                             "(default: %(default)s); without, they always do")
     parser.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
     args = parser.parse_args(argv)
     if args.against_line_stretch is None:
@@ -432,14 +435,14 @@ def redrawn(args: argparse.Namespace, sets: dict[str, list[Sample]], line_stretc
 
 def read_lines(images: list[np.ndarray], read: LineReader, below: float, line_stretch: float,
                variable_width: bool, second: LineReader | None = None,
-               keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int | None]:
+               keep: ReadingKept = SERVED_KEEP, first_weights_again: bool = True) -> tuple[list[Reading], int | None]:
     """The readings of a set's lines (drawn at ``line_stretch``), and how many were read again: each variable-width
-    line less sure than ``below`` is read again, by ``second`` too where given, and keeps the reading ``keep``
-    keeps (None where no line could be)."""
+    line less sure than ``below`` is read again, by ``second`` too where given (by it alone, not
+    ``first_weights_again``), and keeps the reading ``keep`` keeps (None where no line could be)."""
     if not below or not variable_width:
         return read(images), None
     return read_again_where_unsure(images, read, below, limits=LineLimits(stretch=line_stretch), second=second,
-                                   keep=keep)
+                                   keep=keep, first_weights_again=first_weights_again)
 
 
 def option_name(name: str) -> str:
@@ -546,7 +549,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         print(f"evaluate: {warning}")
     results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed,
                      "line_stretch": args.line_stretch, "read_again_below": args.read_again_below,
-                     "keep": args.keep, "sets": {}}
+                     "keep": args.keep, "first_weights_again": args.first_weights_again, "sets": {}}
     keep = keep_named(args.keep)
     in_process = not args.url or args.speed
     engine = _in_process_engine(model, args, device) if in_process else None
@@ -581,7 +584,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
         start = time.perf_counter()
         variable_width = name_is_variable_width(name)
         readings, read_again = read_lines([s.image for s in samples], read, args.read_again_below, args.line_stretch,
-                                          variable_width, second, keep)
+                                          variable_width, second, keep, args.first_weights_again)
         reading_seconds += time.perf_counter() - start
         results["sets"][name] = report(name, samples, readings, args.examples)
         if read_again is not None:
@@ -611,7 +614,7 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     if args.by_face:
         def read_variable_width(images: list) -> list[Reading]:
             return read_lines(images, read, args.read_again_below, args.line_stretch, variable_width=True,
-                              second=second, keep=keep)[0]
+                              second=second, keep=keep, first_weights_again=args.first_weights_again)[0]
 
         results["faces"] = {group: face_scores(group, args.seed, args.by_face, read_variable_width, args.line_stretch)
                             for group in args.sets}

@@ -98,11 +98,14 @@ def second_rereading(lines: Sequence[np.ndarray], first: Sequence[Reading], belo
 
 
 def rereadings(lines: Sequence[np.ndarray], first: Sequence[Reading], below: float, limits: LineLimits,
-               second: bool) -> list[Rereading]:
+               second: bool, first_weights_again: bool = True) -> list[Rereading]:
     """What the first weights read again of ``lines`` (``rereading``) and, with ``second``, what second weights
-    read (``second_rereading``)."""
+    read (``second_rereading``); with second weights and not ``first_weights_again``, the first weights read
+    nothing again."""
     plan = rereading(lines, first, below, limits)
-    return [plan, second_rereading(lines, first, below, plan)] if second else [plan]
+    if not second:
+        return [plan]
+    return [plan if first_weights_again else Rereading([], []), second_rereading(lines, first, below, plan)]
 
 
 def readings_again(plans: Sequence[Rereading], again: Sequence[Sequence[Reading] | None]) -> dict[int, list[Reading]]:
@@ -157,12 +160,14 @@ def kept_readings(first: Sequence[Reading], plans: Sequence[Rereading], again: S
 def read_again_where_unsure(lines: Sequence[np.ndarray], read: LineReader, below: float,
                             limits: LineLimits = LineLimits(),
                             second: LineReader | None = None,
-                            keep: ReadingKept = SERVED_KEEP) -> tuple[list[Reading], int]:
+                            keep: ReadingKept = SERVED_KEEP,
+                            first_weights_again: bool = True) -> tuple[list[Reading], int]:
     """The readings of ``lines``, each read once and the unsure read again (``rereading``); with ``second``
-    (other weights), the unsure read by those as well, as served and at the other stretches; each unsure line's
-    reading the one ``keep`` keeps; and how many lines were read again."""
+    (other weights), the unsure read by those as well, as served and at the other stretches (by those alone, not
+    ``first_weights_again``); each unsure line's reading the one ``keep`` keeps; and how many lines were read
+    again."""
     first = read(list(lines))
-    plans = rereadings(lines, first, below, limits, second is not None)
+    plans = rereadings(lines, first, below, limits, second is not None, first_weights_again)
     readers = [read, second]
     return kept_readings(first, plans, [reader(plan.resampled) if plan.of else None
                                         for plan, reader in zip(plans, readers)], keep)

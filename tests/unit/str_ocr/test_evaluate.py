@@ -7,12 +7,12 @@ import pytest
 import torch
 from PIL import Image
 
-from str_ocr import STRModel, save_checkpoint
+from str_ocr import STRModel, evaluate, save_checkpoint
 from str_ocr.evaluate import (CONFUSIONS_SHOWN, FIXED_CHARS, PEER_LINE_STRETCH, draw_group, draw_mistakes, file_name,
                               kind_table, main, name_is_variable_width, peer_image, plot_word_accuracy, table)
 from str_ocr.contract import LINE_STRETCH, MIN_WIDTH, READ_AGAIN_BELOW, SECOND_RECOGNIZER
 from str_ocr.fonts import FONT_SETS
-from str_ocr.read_again import read_again_stretches
+from str_ocr.read_again import read_again_stretches, read_again_where_unsure
 from str_ocr.synth import CASES, TEXT_KINDS, Sample
 from str_ocr.text import Reading
 from str_ocr_triton.config import default_repository, served_second_weights, served_weights
@@ -351,3 +351,19 @@ def test_keep_names_the_way_a_line_read_again_keeps_a_reading_the_against_weight
     with pytest.raises(SystemExit):
         main(["--checkpoint", untrained, "--keep", "loudest"])
     assert "invalid choice: 'loudest'" in capsys.readouterr().err
+
+
+def test_first_weights_again_says_whether_the_evaluated_weights_read_again_beside_the_second(untrained, monkeypatch):
+    told = []
+
+    def reading_again(*args, first_weights_again, **kwargs):
+        told.append(first_weights_again)
+        return read_again_where_unsure(*args, first_weights_again=first_weights_again, **kwargs)
+
+    monkeypatch.setattr(evaluate, "read_again_where_unsure", reading_again)
+    options = ["--checkpoint", untrained, "--second-checkpoint", untrained, "--count", "2", "--sets", "current",
+               "--examples", "0"]
+    assert main(options)["first_weights_again"] is True and told == [True]
+    results = main([*options, "--no-first-weights-again"])
+    assert results["first_weights_again"] is False and told == [True, False]
+    assert results["sets"]["current: variable width"]["read_again"] == 2  # the second weights read them

@@ -76,6 +76,21 @@ def test_second_weights_read_the_unsure_lines_as_served_and_at_each_stretch_and_
     assert read_again == 2
 
 
+def test_second_weights_alone_read_the_unsure_lines_again_where_the_first_weights_are_told_not_to():
+    reader = WidthReader({90: 0.95, 60: 0.4, 50: 0.9, 72: 0.9})
+    second = WidthReader({60: 0.45, 50: 0.2, 72: 0.3})
+    readings, read_again = read_again_where_unsure([line(90), line(60)], reader, below=0.8, second=second,
+                                                   first_weights_again=False)
+    assert reader.calls == [[90, 60]] and second.calls == [[60, 50, 72]]
+    assert readings == [Reading("90", 0.95), Reading("60", 0.45)] and read_again == 1
+
+
+def test_without_second_weights_the_first_read_the_unsure_lines_again_whatever_they_are_told():
+    reader = WidthReader({60: 0.4})
+    _, read_again = read_again_where_unsure([line(60)], reader, below=0.8, first_weights_again=False)
+    assert reader.calls == [[60], [50, 72]] and read_again == 1
+
+
 def test_second_weights_read_an_unsure_line_that_no_stretch_changes():
     reader, second = WidthReader({100: 0.4}), WidthReader({100: 0.6})
     readings, read_again = read_again_where_unsure([line(100)], reader, below=0.8,
