@@ -32,7 +32,7 @@ from str_ocr_client.http import TritonHTTP
 from ..metrics import LauncherMetrics
 from .not_ready import Readiness
 from .retry import from_dead_instance
-from .stubs import Stub, is_zombie, living_stubs, parse_stub, remove_regions, stat_fields
+from .stubs import Stub, exit_status, is_zombie, living_stubs, parse_stub, remove_regions, stat_fields
 
 RELOAD_PARAMETER = "str_ocr_reload"
 """A parameter no model reads, counted up on each recovery so that the server sees a changed model."""
@@ -42,6 +42,10 @@ BACKOFF = 5.0
 """Seconds before the second attempt; each later one waits that much longer again."""
 RETIRE_AFTER = 10.0
 """Seconds the old version's surviving stubs get to answer what they hold before they are stopped."""
+REAP_GRACE = 1.0
+"""Seconds a stub that exited cleanly gets to be reaped by the server before it counts as dead. A stub the server
+stops in order (an operator's load or unload) exits 0 and is a zombie for the moment before the server waits for
+it; a crashed or killed stub exits otherwise and is a death at once."""
 
 
 def probe(http: TritonHTTP, model: str, timeout: float = 10) -> str:
@@ -83,6 +87,8 @@ class Watchdog(threading.Thread):
         self.instances, self.readiness, self.interval, self.log = dict(instances), readiness, interval, log
         self.stopped = threading.Event()
         self.watched: dict[int, Stub] = {}
+        self.clean_exits: dict[int, float] = {}
+        """When each watched stub was first seen a zombie that had exited cleanly (``_being_reaped``)."""
         self.recovering: set[str] = set()
         self.next_lookup = 0.0
         self.recoveries = 0
@@ -108,6 +114,7 @@ class Watchdog(threading.Thread):
         with self.lock:
             self.watched = {pid: s for pid, s in self.watched.items() if s.model not in models}
             self.watched |= {s.pid: s for s in stubs}
+            self.clean_exits = {pid: t for pid, t in self.clean_exits.items() if pid in self.watched}
 
     def _short(self) -> dict[str, int]:
         """How many instances each model lacks among its watched stubs."""
@@ -117,7 +124,8 @@ class Watchdog(threading.Thread):
     def _deaths(self) -> dict[str, list[Stub]]:
         """The watched stubs that died, by model, leaving out the models being recovered.
 
-        A dead stub stays a zombie: this server release reaps one only when it stops its instance in order.
+        A dead stub stays a zombie: this server release reaps one only when it stops its instance in order (and
+        a stub so stopped, a zombie for a moment before that, is given ``REAP_GRACE``).
         A watched stub gone altogether was stopped so, by a load or an unload an operator asked for: the
         model's stubs are looked up again instead (also while it has fewer than its instances: loaded again)."""
         dead: dict[str, list[Stub]] = {}
@@ -129,13 +137,20 @@ class Watchdog(threading.Thread):
                 fields = stat_fields(stub.pid)
                 if fields is None:
                     looked_up.add(stub.model)
-                elif is_zombie(fields):
+                elif is_zombie(fields) and not self._being_reaped(stub.pid, fields):
                     dead.setdefault(stub.model, []).append(stub)
         short = {m for m, n in self._short().items() if n > 0 and m not in self.recovering}
         if looked_up - set(dead) or (short and time.monotonic() >= self.next_lookup):
             self.next_lookup = time.monotonic() + 1.0
             self.adopt((looked_up | short) - set(dead))
         return dead
+
+    def _being_reaped(self, pid: int, fields: list[str]) -> bool:
+        """Whether a zombie exited cleanly less than ``REAP_GRACE`` seconds ago (as first seen here)."""
+        if exit_status(fields) != 0:
+            return False
+        first_seen = self.clean_exits.setdefault(pid, time.monotonic())
+        return time.monotonic() - first_seen < REAP_GRACE
 
     def _recover_each(self, lost: dict[str, tuple[list[Stub], int]]) -> None:
         """Mark not ready and start a recovery of each model that ``lost`` (its dead stubs, how many in all)."""

@@ -46,6 +46,15 @@ def is_zombie(fields: list[str] | None) -> bool:
     return fields is not None and fields[0] in ("Z", "X")
 
 
+def exit_status(fields: list[str] | None) -> int | None:
+    """A zombie's exit status as ``waitpid`` would give it (``/proc/PID/stat``'s 52nd field: 0 for a clean exit,
+    the signal's number for a kill); None where it cannot be read."""
+    try:
+        return int(fields[49]) if fields is not None else None
+    except (IndexError, ValueError):
+        return None
+
+
 def is_alive(pid: int) -> bool:
     """Running, not a zombie (a dead stub stays a zombie until tritonserver reaps it)."""
     fields = stat_fields(pid)

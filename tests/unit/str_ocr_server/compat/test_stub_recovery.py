@@ -76,6 +76,21 @@ def test_a_watched_stub_that_dies_is_a_death(two_stubs):
     assert dog._deaths() == {}, "a model being recovered is not reported again"
 
 
+def test_a_stub_that_exited_cleanly_is_given_time_to_be_reaped_before_it_is_a_death(two_stubs, monkeypatch):
+    """A stub the server stops in order exits 0 and is a zombie until the server waits for it, moments later."""
+    monkeypatch.setattr(watchdog, "REAP_GRACE", 0.5)
+    dog, processes, stubs = two_stubs
+    clean = subprocess.Popen(["true"])
+    stubs[0] = Stub(clean.pid, "text_recognition", "text_recognition_0_0")
+    dog.adopt({"text_recognition"})
+    while is_alive(clean.pid):
+        time.sleep(0.01)
+    assert dog._deaths() == {}, "a clean exit not yet reaped was taken for a death"
+    time.sleep(0.6)
+    assert dog._deaths() == {"text_recognition": [stubs[0]]}, "a clean exit never reaped is a death all the same"
+    clean.wait()
+
+
 def test_a_stub_that_died_before_the_first_look_leaves_its_model_short(two_stubs):
     """A zombie's command line is empty: nothing names its model, only the count of living stubs falls short."""
     dog, processes, _ = two_stubs
