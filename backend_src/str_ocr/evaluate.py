@@ -384,7 +384,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="which reading a line the --against weights read again keeps (default: --keep)")
     parser.add_argument("--first-weights-again", action=argparse.BooleanOptionalAction, default=True,
                         help="with second weights, whether the evaluated weights read the unsure lines again too "
-                             "(default: %(default)s); without, they always do")
+                             "(default: %(default)s); there must be second weights to leave it out")
     parser.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
     args = parser.parse_args(argv)
     if args.against_line_stretch is None:
@@ -538,6 +538,9 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     if args.url and read_served is None:
         raise SystemExit("evaluate: --url needs a client (scripts/evaluate.py has one)")
     args.second_checkpoint = _second_checkpoint(args, shipped_second_weights)
+    if not args.first_weights_again and not args.second_checkpoint:
+        raise SystemExit("evaluate: --no-first-weights-again leaves the lines read again to second weights, and none "
+                         "read here: give --second-checkpoint, or leave out the option")
     args.checkpoint, model = _recogniser(args.checkpoint, shipped_weights)
     channels = model.output_channels
     device = torch.device("cuda" if torch.cuda.is_available() and args.engine == "torch" else "cpu")

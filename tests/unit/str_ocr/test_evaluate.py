@@ -367,3 +367,5 @@ def test_first_weights_again_says_whether_the_evaluated_weights_read_again_besid
     results = main([*options, "--no-first-weights-again"])
     assert results["first_weights_again"] is False and told == [True, False]
     assert results["sets"]["current: variable width"]["read_again"] == 2  # the second weights read them
+    with pytest.raises(SystemExit, match="--no-first-weights-again leaves the lines read again to second weights"):
+        main([*options[:2], "--second-checkpoint", "none", *options[4:], "--no-first-weights-again"])
