@@ -45,7 +45,8 @@ RETIRE_AFTER = 10.0
 REAP_GRACE = 1.0
 """Seconds a stub that exited cleanly gets to be reaped by the server before it counts as dead. A stub the server
 stops in order (an operator's load or unload) exits 0 and is a zombie for the moment before the server waits for
-it; a crashed or killed stub exits otherwise and is a death at once."""
+it; a crashed or killed stub exits otherwise and is a death at once. (A model that ends its own stub with
+``sys.exit(0)`` is so seen a grace late.)"""
 
 
 def probe(http: TritonHTTP, model: str, timeout: float = 10) -> str:
@@ -87,8 +88,8 @@ class Watchdog(threading.Thread):
         self.instances, self.readiness, self.interval, self.log = dict(instances), readiness, interval, log
         self.stopped = threading.Event()
         self.watched: dict[int, Stub] = {}
-        self.clean_exits: dict[int, float] = {}
-        """When each watched stub was first seen a zombie that had exited cleanly (``_being_reaped``)."""
+        self.clean_exits: dict[tuple[int, str], float] = {}
+        """When each watched stub, by pid and start time, was first seen a zombie that had exited cleanly."""
         self.recovering: set[str] = set()
         self.next_lookup = 0.0
         self.recoveries = 0
@@ -114,7 +115,7 @@ class Watchdog(threading.Thread):
         with self.lock:
             self.watched = {pid: s for pid, s in self.watched.items() if s.model not in models}
             self.watched |= {s.pid: s for s in stubs}
-            self.clean_exits = {pid: t for pid, t in self.clean_exits.items() if pid in self.watched}
+            self.clean_exits = {key: t for key, t in self.clean_exits.items() if key[0] in self.watched}
 
     def _short(self) -> dict[str, int]:
         """How many instances each model lacks among its watched stubs."""
@@ -137,7 +138,7 @@ class Watchdog(threading.Thread):
                 fields = stat_fields(stub.pid)
                 if fields is None:
                     looked_up.add(stub.model)
-                elif is_zombie(fields) and not self._being_reaped(stub.pid, fields):
+                elif is_zombie(fields) and not self._within_reap_grace(stub.pid, fields):
                     dead.setdefault(stub.model, []).append(stub)
         short = {m for m, n in self._short().items() if n > 0 and m not in self.recovering}
         if looked_up - set(dead) or (short and time.monotonic() >= self.next_lookup):
@@ -145,11 +146,12 @@ class Watchdog(threading.Thread):
             self.adopt((looked_up | short) - set(dead))
         return dead
 
-    def _being_reaped(self, pid: int, fields: list[str]) -> bool:
-        """Whether a zombie exited cleanly less than ``REAP_GRACE`` seconds ago (as first seen here)."""
+    def _within_reap_grace(self, pid: int, fields: list[str]) -> bool:
+        """Whether zombie ``pid`` (its ``stat_fields``) exited cleanly less than ``REAP_GRACE`` seconds ago. The first
+        call for a zombie starts its clock; the start time in the key keeps a reused pid from finding an old one."""
         if exit_status(fields) != 0:
             return False
-        first_seen = self.clean_exits.setdefault(pid, time.monotonic())
+        first_seen = self.clean_exits.setdefault((pid, fields[19]), time.monotonic())
         return time.monotonic() - first_seen < REAP_GRACE
 
     def _recover_each(self, lost: dict[str, tuple[list[Stub], int]]) -> None:

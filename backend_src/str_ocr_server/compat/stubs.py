@@ -47,8 +47,8 @@ def is_zombie(fields: list[str] | None) -> bool:
 
 
 def exit_status(fields: list[str] | None) -> int | None:
-    """A zombie's exit status as ``waitpid`` would give it (``/proc/PID/stat``'s 52nd field: 0 for a clean exit,
-    the signal's number for a kill); None where it cannot be read."""
+    """A zombie's exit status as ``waitpid`` would give it (``/proc/PID/stat``'s 52nd field): 0 for a clean exit,
+    ``code << 8`` for ``exit(code)``, the signal's number for a kill; None where it cannot be read."""
     try:
         return int(fields[49]) if fields is not None else None
     except (IndexError, ValueError):

@@ -81,16 +81,19 @@ def test_a_stub_that_exited_cleanly_is_given_time_to_be_reaped_before_it_is_a_de
     monkeypatch.setattr(watchdog, "REAP_GRACE", 0.5)
     dog, processes, stubs = two_stubs
     clean = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)  # exits 0 at end of input
-    stubs[0] = Stub(clean.pid, "text_recognition", "text_recognition_0_0")
-    dog.adopt({"text_recognition"})
-    assert clean.pid in dog.watched
-    clean.stdin.close()
-    while is_alive(clean.pid):
-        time.sleep(0.01)
-    assert dog._deaths() == {}, "a clean exit not yet reaped was taken for a death"
-    time.sleep(0.6)
-    assert dog._deaths() == {"text_recognition": [stubs[0]]}, "a clean exit never reaped is a death all the same"
-    clean.wait()
+    try:
+        stubs[0] = Stub(clean.pid, "text_recognition", "text_recognition_0_0")
+        dog.adopt({"text_recognition"})
+        assert clean.pid in dog.watched
+        clean.stdin.close()
+        while is_alive(clean.pid):
+            time.sleep(0.01)
+        assert dog._deaths() == {}, "a clean exit not yet reaped was taken for a death"
+        time.sleep(0.6)
+        assert dog._deaths() == {"text_recognition": [stubs[0]]}, "a clean exit never reaped is a death all the same"
+    finally:
+        clean.kill()
+        clean.wait()
 
 
 def test_a_stub_that_died_before_the_first_look_leaves_its_model_short(two_stubs):
