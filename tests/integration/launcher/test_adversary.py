@@ -43,6 +43,7 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
         assert len(before) == 2
         recoveries = lambda: metric_total(server.launcher_metrics_url, "str_ocr_model_recoveries_total",  # noqa: E731
                                           model=RECOGNIZER)
+        restarts = lambda: metric_total(server.launcher_metrics_url, "str_ocr_server_restarts_total")  # noqa: E731
         assert recoveries() == 0
         victim = before[0]
         killed = time.monotonic()
@@ -65,15 +66,16 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
         assert noticed < 1.0, f"not ready only {noticed:.2f} s after the death"
         assert http.ready() and len(set(server.stub_pids(RECOGNIZER)) - set(before)) == 2
         counted_by = time.monotonic() + 30  # the count may trail the stubs it saw by a poll of the watchdog
-        while recoveries() + restarts(server) == 0 and time.monotonic() < counted_by:
+        while (counts := (recoveries(), restarts())) == (0, 0) and time.monotonic() < counted_by:
             time.sleep(0.2)
+        recovered, restarted = counts
         launcher_lines = [line for line in server.log_tail(400).splitlines() if line.startswith("serve:")]
-        if recoveries() == 0 and restarts(server) == 1:
+        if recovered == 0 and restarted == 1:
             assert not [line for line in launcher_lines if "could not be recovered" in line], launcher_lines
             pytest.skip("tritonserver exited by itself when its stub was killed, and the launcher started it anew: "
                         "the watchdog's replacement in place, what this test is about, did not run this time ("
                         + " / ".join(launcher_lines[-3:]) + ")")
-        assert recoveries() == 1, f"the launcher's metrics should count the recovery; it logged: {launcher_lines}"
+        assert recovered == 1, f"the launcher's metrics should count the recovery; it logged: {launcher_lines}"
         assert metric_total(server.launcher_metrics_url, "str_ocr_model_instances_dead", model=RECOGNIZER) == 0
         ocr_errors = [e for _, _, e in ocr.failures()]
         missing = [e for e in ocr_errors if "unknown model" in e or "NOT_FOUND" in e or "not found" in e]
@@ -91,10 +93,6 @@ def test_one_dead_instance_of_two_is_seen_within_a_second_and_the_model_serves_a
         assert not lines.failures() and not ocr_errors, (lines.failures() + ocr.failures())[:3]
     finally:
         server.stop()
-
-
-def restarts(server) -> float:
-    return metric_total(server.launcher_metrics_url, "str_ocr_server_restarts_total")
 
 
 # --- Ten crashes ------------------------------------------------------------------------------
