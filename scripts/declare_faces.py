@@ -38,7 +38,8 @@ CANDIDATES = {
              "fonts-adf-tribun fonts-adf-oldania fonts-adf-ikarius fonts-adf-mekanus fonts-arapey fonts-cardo "
              "fonts-fanwood fonts-oldstandard fonts-quattrocento fonts-century-catalogue fonts-goudybookletter "
              "fonts-lindenhill fonts-elstob fonts-johnsmith-induni fonts-linex fonts-babelstone-modern "
-             "fonts-solide-mirage fonts-gotico-antiqua fonts-averia-serif-gwf",
+             "fonts-solide-mirage fonts-gotico-antiqua fonts-averia-serif-gwf fonts-junicode fonts-sil-gentiumplus "
+             "fonts-sil-charis",
     "mono": "fonts-jetbrains-mono fonts-fantasque-sans fonts-league-mono fonts-courier-prime fonts-anonymous-pro "
             "fonts-firacode fonts-monoid fonts-mononoki fonts-hermit fonts-3270 fonts-monofur fonts-agave "
             "fonts-gnutypewriter",
