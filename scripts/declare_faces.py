@@ -43,6 +43,7 @@ CANDIDATES = {
     "mono": "fonts-jetbrains-mono fonts-fantasque-sans fonts-league-mono fonts-courier-prime fonts-anonymous-pro "
             "fonts-firacode fonts-monoid fonts-mononoki fonts-hermit fonts-3270 fonts-monofur fonts-agave "
             "fonts-gnutypewriter",
+    "geometric sans": "fonts-beteckna",
     "rounded sans": "fonts-eurofurence fonts-dosis fonts-averia-gwf fonts-averia-sans-gwf",
     "signage": "fonts-roadgeek fonts-routed-gothic fonts-national-park fonts-opendin fonts-apropal "
                "fonts-bajaderka fonts-okolaks fonts-millimetre fonts-ferrite-core fonts-radisnoir fonts-stick",
