@@ -5,6 +5,8 @@
 A face of a candidate package is declared when it
 - is not a face of the other sets, nor a relative of a held-out face (``fonts.HELD_OUT_RELATIVES``);
 - maps every letter and digit, each to a glyph with ink, the glyphs distinct (a symbol font maps them too);
+- draws the lines otherwise than every face of the other sets and every candidate before it (one design is one
+  face, however many files ship it);
 - is legible: RapidOCR's recogniser, which was not trained on these faces either, reads at least
   ``LEGIBLE`` of ``WORDS`` drawn in it (so that no line is labelled with text its face does not show);
 and at most ``PER_PACKAGE`` faces of one package are kept, spread over its weights and styles (more of a
@@ -24,6 +26,7 @@ from PIL import Image, ImageDraw, ImageFont
 from tqdm import tqdm
 
 from str_ocr.fonts import FONT_ROOT, HELD_OUT, HELD_OUT_RELATIVES, TRAINING
+from str_ocr.packed_faces import drawing
 from str_ocr_bench.peer_lines import read_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,6 +95,21 @@ def covers_alphabet(path: Path) -> bool:
     return True
 
 
+def distinct(candidates: list[tuple[str, str, Path]], taken: list[Path]) -> list[tuple[str, str, Path]]:
+    """``candidates`` less each face that draws every line as a ``taken`` face or a candidate before it does
+    (``packed_faces.drawing``: a face shipped twice, or under two names), which would otherwise be drawn twice as
+    often as its package's others, or be a held-out face under another name."""
+    seen = {drawing(path): path for path in tqdm(taken, desc="taken faces", unit="face")}
+    kept = []
+    for candidate in tqdm(candidates, desc="distinct", unit="face"):
+        first = seen.setdefault(drawing(candidate[2]), candidate[2])
+        if first == candidate[2]:
+            kept.append(candidate)
+        else:
+            print(f"{candidate[2].name} draws as {first.name}: left out", file=sys.stderr)
+    return kept
+
+
 def legible(paths: list[Path]) -> list[bool]:
     """Whether RapidOCR reads at least LEGIBLE of WORDS drawn in each face (black on white, 40 px)."""
     images = {}
@@ -124,8 +142,10 @@ def main() -> int:
             for path in package_files(package):
                 if path not in taken and not any(key in path.name.lower() for key in HELD_OUT_RELATIVES):
                     candidates.append((package, kind, path))
-    candidates = [c for c in tqdm(candidates, desc="alphabet", unit="face") if covers_alphabet(c[2])]
-    print(f"{len(candidates)} faces map the alphabet; asking RapidOCR which are legible", file=sys.stderr)
+    mapping = [c for c in tqdm(candidates, desc="alphabet", unit="face") if covers_alphabet(c[2])]
+    candidates = distinct(mapping, sorted(taken))
+    print(f"{len(candidates)} faces map the alphabet, each drawn its own way; asking RapidOCR which are legible",
+          file=sys.stderr)
     readable = [c for c, ok in zip(candidates, legible([c[2] for c in candidates])) if ok]
     declared = []
     for package in dict.fromkeys(p for p, _, _ in readable):

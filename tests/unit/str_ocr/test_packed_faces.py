@@ -53,6 +53,13 @@ def test_a_face_that_cannot_be_cut_down_alike_is_copied_whole(tmp_path, monkeypa
     assert (tmp_path / "other.ttf").read_bytes() == source.read_bytes()
 
 
+def test_one_design_under_two_names_has_one_drawing(tmp_path):
+    source, other = font_files("core")[:2]
+    renamed = tmp_path / "Renamed-Regular.ttf"
+    renamed.write_bytes(source.read_bytes())
+    assert packed_faces.drawing(renamed) == packed_faces.drawing(source) != packed_faces.drawing(other)
+
+
 def test_the_font_root_comes_from_the_environment(held_out_packed):
     folder, _ = held_out_packed
     ask = "from str_ocr.fonts import FONT_ROOT, font_files; print(FONT_ROOT, len(font_files('held-out')))"
