@@ -30,6 +30,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -521,6 +522,151 @@ def _second_checkpoint(args: argparse.Namespace,
     return shipped_second_weights() if shipped else None
 
 
+def _check_usage(args: argparse.Namespace, read_served: ServedReader | None, read_peer: PeerReader | None) -> None:
+    if args.peers and read_peer is None:
+        raise SystemExit("evaluate: --peers needs their readers (scripts/evaluate.py has them)")
+    if args.peers and args.url:
+        raise SystemExit("evaluate: --peers compares in-process readers: leave out --url")
+    if args.url and read_served is None:
+        raise SystemExit("evaluate: --url needs a client (scripts/evaluate.py has one)")
+    if not args.first_weights_again and not args.second_checkpoint:
+        raise SystemExit("evaluate: --no-first-weights-again leaves the lines read again to second weights, and none "
+                         "read here: give --second-checkpoint, or leave out the option")
+
+
+def _header(args: argparse.Namespace, model: STRModel, device: torch.device) -> dict:
+    """Says what is evaluated, and where; the results with the fields that say so, and no set yet."""
+    where = (f"served by {args.url} ({args.model})" if args.url
+             else f"in-process on {device.type}, {args.engine} {args.precision}")
+    stretches = f", lines stretched {args.line_stretch:g}x" if args.line_stretch != LINE_STRETCH else ""
+    print(f"evaluating {args.checkpoint} ({model.output_channels} channels) {where}, seed {args.seed}{stretches}")
+    if warning := unshaped_warning():
+        print(f"evaluate: {warning}")
+    return {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed,
+            "line_stretch": args.line_stretch, "read_again_below": args.read_again_below,
+            "keep": args.keep, "first_weights_again": args.first_weights_again, "sets": {}}
+
+
+@dataclass(frozen=True)
+class _Readers:
+    """How the evaluated weights read a set's lines (``read``: in-process or served, ``second``: second weights for
+    the lines read again), and the ``--against`` weights beside them."""
+
+    args: argparse.Namespace
+    read: LineReader
+    second: LineReader | None
+    against: Recognizer | None
+
+    def read_set(self, images: list[np.ndarray], variable_width: bool) -> tuple[list[Reading], int | None]:
+        args = self.args
+        return read_lines(images, self.read, args.read_again_below, args.line_stretch, variable_width, self.second,
+                          keep_named(args.keep), args.first_weights_again)
+
+    def read_against(self, images: list[np.ndarray], variable_width: bool) -> list[Reading]:
+        args = self.args
+        return read_lines(images, self.against.read, args.against_read_again_below, args.against_line_stretch,
+                          variable_width, keep=keep_named(args.against_keep))[0]
+
+
+def _readers(args: argparse.Namespace, engine: Engine | None, device: torch.device,
+             read_served: ServedReader | None, results: dict) -> _Readers:
+    """The readers ``args`` ask for; the other weights' files go into ``results``."""
+    recognizer = Recognizer(engine, max_lines=256) if engine else None
+
+    def read(images: list) -> list[Reading]:
+        return read_served(args.url, images, args.model) if args.url else recognizer.read(images)
+
+    second = against = None
+    if args.second_checkpoint:
+        args.second_checkpoint, second_recognizer = _other_recogniser(args.second_checkpoint, args, device)
+        second = second_recognizer.read
+        results["second_checkpoint"] = str(args.second_checkpoint)
+        print(f"  the lines read again are read by {args.second_checkpoint} as well")
+    if args.against:
+        args.against, against = _other_recogniser(args.against, args, device)
+        results.update(against=str(args.against), against_line_stretch=args.against_line_stretch,
+                       against_read_again_below=args.against_read_again_below, against_keep=args.against_keep)
+    return _Readers(args, read, second, against)
+
+
+def _set_report(args: argparse.Namespace, name: str, samples: list[Sample], readings: list[Reading],
+                read_again: int | None) -> dict:
+    """``report``'s figures of one set, and what the options add: the lines read again, the mistakes drawn, the
+    kinds of text apart."""
+    result = report(name, samples, readings, args.examples)
+    if read_again is not None:
+        result["read_again"] = read_again
+        print(f"  read again where the confidence was below {args.read_again_below:g}: {read_again} lines")
+    texts = [r.text for r in readings]
+    if args.mistakes:
+        draw_mistakes(name, samples, texts, args.examples, args.mistakes / f"{file_name(name)}.png")
+    if args.by_kind:
+        result["by_kind"] = kind_scores(samples, texts)
+        _print_kinds("this project", result["by_kind"])
+    return result
+
+
+def _read_sets(args: argparse.Namespace, sets: dict[str, list[Sample]], against_sets: dict[str, list[Sample]],
+               readers: _Readers, results: dict) -> float:
+    """Each of ``sets`` read and reported into ``results`` (beside the ``--against`` weights' reading of the same
+    lines in ``against_sets``); the seconds the evaluated weights read for."""
+    if args.mistakes:
+        args.mistakes.mkdir(parents=True, exist_ok=True)
+    reading_seconds = 0.0
+    for name, samples in sets.items():
+        variable_width = name_is_variable_width(name)
+        start = time.perf_counter()
+        readings, read_again = readers.read_set([s.image for s in samples], variable_width)
+        reading_seconds += time.perf_counter() - start
+        results["sets"][name] = _set_report(args, name, samples, readings, read_again)
+        if readers.against:
+            theirs = readers.read_against([s.image for s in against_sets[name]], variable_width)
+            results["sets"][name]["against"] = compared(samples, readings, theirs)
+    return reading_seconds
+
+
+def _peers_seconds_per_line(args: argparse.Namespace, sets: dict[str, list[Sample]],
+                            peer_sets: dict[str, list[Sample]], reading_seconds: float, read_peer: PeerReader,
+                            results: dict) -> dict[str, float]:
+    """The peers scored on ``peer_sets`` into ``results``; each reader's seconds per line, the project's first."""
+    lines = sum(len(samples) for samples in sets.values())
+    seconds_per_line = {"project": reading_seconds / lines,
+                        **score_peers(peer_sets, args.peers, read_peer, results, by_kind=args.by_kind)}
+    results["seconds_per_line"] = seconds_per_line
+    return seconds_per_line
+
+
+def _print_tables(args: argparse.Namespace, results: dict, seconds_per_line: dict[str, float] | None) -> None:
+    print(table(results["sets"], seconds_per_line))
+    if args.by_kind:
+        print(kind_table(results["sets"]))
+    if args.against:
+        print_worst_difference(results["sets"], args.against)
+
+
+def _by_face(args: argparse.Namespace, readers: _Readers) -> dict[str, list[dict]]:
+    """``--by-face``: each face of ``args.sets``' groups read on its own, worst first, printed."""
+    def read_variable_width(images: list) -> list[Reading]:
+        return readers.read_set(images, variable_width=True)[0]
+
+    faces = {group: face_scores(group, args.seed, args.by_face, read_variable_width, args.line_stretch)
+             for group in args.sets}
+    for group, rows in faces.items():
+        print_faces(group, rows)
+    return faces
+
+
+def _speed(args: argparse.Namespace, model: STRModel, engine: Engine) -> dict:
+    """``--speed``: the model's size, and its images per second in-process at batch 1 and 8, printed."""
+    parameters = sum(p.numel() for p in model.parameters())
+    speed = {f"batch_{b}": time_engine(engine, b).images_per_second for b in (1, 8)}
+    file_bytes = Path(args.checkpoint).stat().st_size
+    print(f"{parameters:,} parameters, {file_bytes / 1e6:.1f} MB; in-process on the CPU "
+          f"({torch.get_num_threads()} threads): {speed['batch_1']:.0f} img/s at batch 1, "
+          f"{speed['batch_8']:.0f} at batch 8")
+    return {"parameters": parameters, "file_bytes": file_bytes, "cpu_images_per_second": speed}
+
+
 def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[Path | None, int]] | None = None,
          read_served: ServedReader | None = None, read_peer: PeerReader | None = None,
          shipped_second_weights: Callable[[], Path | None] | None = None) -> dict:
@@ -528,109 +674,29 @@ def main(argv: Sequence[str] | None = None, shipped_weights: Callable[[], tuple[
     ``shipped_second_weights()`` names; with ``--url``, read through ``read_served``; with ``--peers``, beside
     ``read_peer``'s. ``scripts/evaluate.py`` gives all four."""
     args = parse_args(argv)
-    peers = args.peers
-    if peers and read_peer is None:
-        raise SystemExit("evaluate: --peers needs their readers (scripts/evaluate.py has them)")
-    if peers and args.url:
-        raise SystemExit("evaluate: --peers compares in-process readers: leave out --url")
-    if peers:
-        torch.set_num_threads(1)
-    if args.url and read_served is None:
-        raise SystemExit("evaluate: --url needs a client (scripts/evaluate.py has one)")
     args.second_checkpoint = _second_checkpoint(args, shipped_second_weights)
-    if not args.first_weights_again and not args.second_checkpoint:
-        raise SystemExit("evaluate: --no-first-weights-again leaves the lines read again to second weights, and none "
-                         "read here: give --second-checkpoint, or leave out the option")
+    _check_usage(args, read_served, read_peer)
+    if args.peers:
+        torch.set_num_threads(1)
     args.checkpoint, model = _recogniser(args.checkpoint, shipped_weights)
-    channels = model.output_channels
     device = torch.device("cuda" if torch.cuda.is_available() and args.engine == "torch" else "cpu")
-    where = (f"served by {args.url} ({args.model})" if args.url
-             else f"in-process on {device.type}, {args.engine} {args.precision}")
-    stretches = f", lines stretched {args.line_stretch:g}x" if args.line_stretch != LINE_STRETCH else ""
-    print(f"evaluating {args.checkpoint} ({channels} channels) {where}, seed {args.seed}{stretches}")
-    if warning := unshaped_warning():
-        print(f"evaluate: {warning}")
-    results: dict = {"checkpoint": str(args.checkpoint), "where": where, "seed": args.seed,
-                     "line_stretch": args.line_stretch, "read_again_below": args.read_again_below,
-                     "keep": args.keep, "first_weights_again": args.first_weights_again, "sets": {}}
-    keep = keep_named(args.keep)
-    in_process = not args.url or args.speed
-    engine = _in_process_engine(model, args, device) if in_process else None
-    recognizer = Recognizer(engine, max_lines=256) if engine else None
-    second = None
-    if args.second_checkpoint:
-        args.second_checkpoint, second_recognizer = _other_recogniser(args.second_checkpoint, args, device)
-        second = second_recognizer.read
-        results["second_checkpoint"] = str(args.second_checkpoint)
-        print(f"  the lines read again are read by {args.second_checkpoint} as well")
-    other = None
-    if args.against:
-        args.against, other = _other_recogniser(args.against, args, device)
-        results["against"] = str(args.against)
-        results["against_line_stretch"] = args.against_line_stretch
-        results["against_read_again_below"] = args.against_read_again_below
-        results["against_keep"] = args.against_keep
+    results = _header(args, model, device)
+    engine = _in_process_engine(model, args, device) if not args.url or args.speed else None
+    readers = _readers(args, engine, device, read_served, results)
     # Sample.source for the peers' fixed lines: held in this draw only where the peers read it, not a redraw
-    sets = drawn_sets(args, args.line_stretch, keep_source=bool(peers) and args.line_stretch == PEER_LINE_STRETCH)
-    against_sets = redrawn(args, sets, args.against_line_stretch) if other else sets
-    peer_sets = redrawn(args, sets, PEER_LINE_STRETCH, keep_source=True) if peers else sets
-    if peers:  # the first reads pay for allocations, in the project's process as in the peers'
-        recognizer.read([s.image for s in next(iter(sets.values()))[:16]])
-
-    def read(images: list) -> list[Reading]:
-        return read_served(args.url, images, args.model) if args.url else recognizer.read(images)
-
-    if args.mistakes:
-        args.mistakes.mkdir(parents=True, exist_ok=True)
-    reading_seconds = 0.0
-    for name, samples in sets.items():
-        start = time.perf_counter()
-        variable_width = name_is_variable_width(name)
-        readings, read_again = read_lines([s.image for s in samples], read, args.read_again_below, args.line_stretch,
-                                          variable_width, second, keep, args.first_weights_again)
-        reading_seconds += time.perf_counter() - start
-        results["sets"][name] = report(name, samples, readings, args.examples)
-        if read_again is not None:
-            results["sets"][name]["read_again"] = read_again
-            print(f"  read again where the confidence was below {args.read_again_below:g}: {read_again} lines")
-        texts = [r.text for r in readings]
-        if args.mistakes:
-            draw_mistakes(name, samples, texts, args.examples, args.mistakes / f"{file_name(name)}.png")
-        if args.by_kind:
-            results["sets"][name]["by_kind"] = kind_scores(samples, texts)
-            _print_kinds("this project", results["sets"][name]["by_kind"])
-        if other:
-            theirs, _ = read_lines([s.image for s in against_sets[name]], other.read, args.against_read_again_below,
-                                   args.against_line_stretch, variable_width, keep=keep_named(args.against_keep))
-            results["sets"][name]["against"] = compared(samples, readings, theirs)
-    seconds_per_line = None
-    if peers:
-        lines = sum(len(samples) for samples in sets.values())
-        seconds_per_line = {"project": reading_seconds / lines,
-                            **score_peers(peer_sets, peers, read_peer, results, by_kind=args.by_kind)}
-        results["seconds_per_line"] = seconds_per_line
-    print(table(results["sets"], seconds_per_line))
-    if args.by_kind:
-        print(kind_table(results["sets"]))
-    if other:
-        print_worst_difference(results["sets"], args.against)
+    sets = drawn_sets(args, args.line_stretch, keep_source=bool(args.peers) and args.line_stretch == PEER_LINE_STRETCH)
+    against_sets = redrawn(args, sets, args.against_line_stretch) if readers.against else sets
+    peer_sets = redrawn(args, sets, PEER_LINE_STRETCH, keep_source=True) if args.peers else sets
+    if args.peers:  # the first reads pay for allocations, in the project's process as in the peers'
+        readers.read([s.image for s in next(iter(sets.values()))[:16]])
+    reading_seconds = _read_sets(args, sets, against_sets, readers, results)
+    seconds_per_line = (_peers_seconds_per_line(args, sets, peer_sets, reading_seconds, read_peer, results)
+                        if args.peers else None)
+    _print_tables(args, results, seconds_per_line)
     if args.by_face:
-        def read_variable_width(images: list) -> list[Reading]:
-            return read_lines(images, read, args.read_again_below, args.line_stretch, variable_width=True,
-                              second=second, keep=keep, first_weights_again=args.first_weights_again)[0]
-
-        results["faces"] = {group: face_scores(group, args.seed, args.by_face, read_variable_width, args.line_stretch)
-                            for group in args.sets}
-        for group, rows in results["faces"].items():
-            print_faces(group, rows)
+        results["faces"] = _by_face(args, readers)
     if args.speed:
-        parameters = sum(p.numel() for p in model.parameters())
-        speed = {f"batch_{b}": time_engine(engine, b).images_per_second for b in (1, 8)}
-        results.update(parameters=parameters, file_bytes=Path(args.checkpoint).stat().st_size,
-                       cpu_images_per_second=speed)
-        print(f"{parameters:,} parameters, {results['file_bytes'] / 1e6:.1f} MB; in-process on the CPU "
-              f"({torch.get_num_threads()} threads): {speed['batch_1']:.0f} img/s at batch 1, "
-              f"{speed['batch_8']:.0f} at batch 8")
+        results.update(_speed(args, model, engine))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
         plot_word_accuracy(results["sets"], args.json.with_suffix(".png"))
