@@ -550,22 +550,24 @@ def _header(args: argparse.Namespace, model: STRModel, device: torch.device) -> 
 @dataclass(frozen=True)
 class _Readers:
     """How the evaluated weights read a set's lines (``read``: in-process or served, ``second``: second weights for
-    the lines read again), and the ``--against`` weights beside them."""
+    the lines read again; ``keep``: the reading such a line keeps), and the ``--against`` weights beside them."""
 
     args: argparse.Namespace
     read: LineReader
     second: LineReader | None
+    keep: ReadingKept
     against: Recognizer | None
+    against_keep: ReadingKept
 
     def read_set(self, images: list[np.ndarray], variable_width: bool) -> tuple[list[Reading], int | None]:
         args = self.args
         return read_lines(images, self.read, args.read_again_below, args.line_stretch, variable_width, self.second,
-                          keep_named(args.keep), args.first_weights_again)
+                          self.keep, args.first_weights_again)
 
     def read_against(self, images: list[np.ndarray], variable_width: bool) -> list[Reading]:
         args = self.args
         return read_lines(images, self.against.read, args.against_read_again_below, args.against_line_stretch,
-                          variable_width, keep=keep_named(args.against_keep))[0]
+                          variable_width, keep=self.against_keep)[0]
 
 
 def _readers(args: argparse.Namespace, engine: Engine | None, device: torch.device,
@@ -586,7 +588,7 @@ def _readers(args: argparse.Namespace, engine: Engine | None, device: torch.devi
         args.against, against = _other_recogniser(args.against, args, device)
         results.update(against=str(args.against), against_line_stretch=args.against_line_stretch,
                        against_read_again_below=args.against_read_again_below, against_keep=args.against_keep)
-    return _Readers(args, read, second, against)
+    return _Readers(args, read, second, keep_named(args.keep), against, keep_named(args.against_keep))
 
 
 def _set_report(args: argparse.Namespace, name: str, samples: list[Sample], readings: list[Reading],
