@@ -186,7 +186,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -657,99 +657,161 @@ def _figures(model: STRModel, validation: list[Sample], held_out: list[Sample],
     return figures
 
 
-def main(argv: list[str] | None = None) -> dict[str, float]:
-    args = parse_args(argv)
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
-                          else "cpu" if args.device == "auto" else args.device)
-    torch.manual_seed(args.seed)
-    bf16 = uses_bf16(args.precision, device)
-    font_files(args.fonts)  # fail now, not in a worker, when faces are missing
+def _device(name: str) -> torch.device:
+    """``--device``: auto is the GPU where there is one, else the CPU."""
+    if name != "auto":
+        return torch.device(name)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _check_faces(args: argparse.Namespace) -> None:
+    """Stop now, not in a data process, when the faces the run draws are missing; warn when lines go unshaped."""
+    font_files(args.fonts)
     if args.old_style_faces > 0:
         old_style_faces(font_files(args.fonts))  # or when none has old-style figures to draw
-    earlier = earlier_lines(args)
-    if earlier.drawn:
+    if earlier_lines(args).drawn:
         font_files(args.earlier_fonts)
     if warning := unshaped_warning():
         print(f"train: {warning}", file=sys.stderr)
-    variety = Variety(**{field.name: getattr(args, field.name) for field in fields(Variety)})
-    close = _kept_close(args, device)  # before anything is written: a wrong --keep-close-to stops the run here
-    model = STRModel(output_channels=args.output_channels, context_layers=_context_layers(args))
-    model = model.to(device, memory_format=torch.channels_last)
-    groups, peak_lrs = _parameter_groups(model, args)
-    optimizer = torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay)
-    args.run_dir.mkdir(parents=True, exist_ok=True)
-    state_path, log_path = args.run_dir / "last.pt", args.run_dir / "figures.jsonl"
-    step, elapsed, average_state = _resume(args, model, optimizer, device)
-    average = _weight_average(model, args.average_decay, average_state)
-    kept = average.module if average is not None else model  # the weights validated and written
 
+
+def _batches(args: argparse.Namespace, step: int, device: torch.device) -> DataLoader:
+    """The run's batches from ``step`` on, drawn in ``--workers`` data processes."""
     cores = torch.get_num_threads() or 2
     workers = args.workers if args.workers is not None else max(1, cores - 1)
     if device.type == "cpu":
         # Drawing a batch takes a data process a fifth of the time the step on it takes one core, and a process
         # whose queue is full waits: compute sharing its core runs faster than leaving that core to it.
         torch.set_num_threads(args.threads or cores)
+    variety = Variety(**{option.name: getattr(args, option.name) for option in fields(Variety)})
     batches = SyntheticBatches(args.seed + step, args.batch_size, args.fixed_fraction, fonts=args.fonts,
-                               variety=variety, earlier=earlier)
-    data = DataLoader(batches, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda",
+                               variety=variety, earlier=earlier_lines(args))
+    return DataLoader(batches, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda",
                       persistent_workers=workers > 0, prefetch_factor=4 if workers else None)
-    validation = validation_set(args.seed, args.val_size, args.fonts)
-    held_out = held_out_set(args.held_out_size)
+
+
+@dataclass
+class _Run:
+    """A run as it trains: the network, its optimiser and average and the steps and seconds done (what ``last.pt``
+    holds), how a step is taken, and this process's losses."""
+
+    args: argparse.Namespace
+    model: STRModel
+    optimizer: torch.optim.Optimizer
+    peak_lrs: list[float]
+    average: AveragedModel | None
+    close: KeptClose | None
+    device: torch.device
+    bf16: bool
+    step: int
+    elapsed: float
+    losses: list[float] = field(default_factory=list)
+    divergences: list[float] = field(default_factory=list)
+
+    @property
+    def kept(self) -> STRModel:
+        """The weights validated and written: the average where there is one."""
+        return self.average.module if self.average is not None else self.model
+
+    def take_step(self, batch: Batch, progress: float) -> None:
+        for group, peak_lr in zip(self.optimizer.param_groups, self.peak_lrs):
+            group["lr"] = learning_rate(peak_lr, progress)
+        loss, divergence = _step(self.model, self.optimizer, self.average, batch, self.device, self.bf16,
+                                 self.close)
+        self.losses.append(loss)
+        self.divergences.append(divergence)
+        self.step += 1
+
+    def checkpoint(self) -> None:
+        save_atomically({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                         "step": self.step, "elapsed": self.elapsed, "args": vars(self.args),
+                         "average": self.average.state_dict() if self.average is not None else None},
+                        self.args.run_dir / "last.pt")
+
+
+def _start(args: argparse.Namespace, device: torch.device) -> _Run:
+    """The run ``args`` ask for, resumed from ``--run-dir``'s ``last.pt`` where there is one."""
+    close = _kept_close(args, device)  # before anything is written: a wrong --keep-close-to stops the run here
+    model = STRModel(output_channels=args.output_channels, context_layers=_context_layers(args))
+    model = model.to(device, memory_format=torch.channels_last)
+    groups, peak_lrs = _parameter_groups(model, args)
+    optimizer = torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay)
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    step, elapsed, average_state = _resume(args, model, optimizer, device)
+    average = _weight_average(model, args.average_decay, average_state)
+    return _Run(args, model, optimizer, peak_lrs, average, close, device, uses_bf16(args.precision, device),
+                step, elapsed)
+
+
+def _log_validation(run: _Run, validation: list[Sample], held_out: list[Sample]) -> dict[str, str]:
+    """Validate the kept weights, append the figures to ``figures.jsonl`` and draw them; the figures as shown."""
+    figures = _figures(run.kept, validation, held_out, run.device)
+    shown = {name: f"{value:.3f}" for name, value in figures.items()}
+    if run.close is not None:
+        figures["kl"] = float(np.mean(run.divergences[-100:]))
+    log_path = run.args.run_dir / "figures.jsonl"
+    with log_path.open("a") as log:
+        log.write(json.dumps({"step": run.step, "minutes": run.elapsed / 60,
+                              "loss": float(np.mean(run.losses[-100:])), **figures}) + "\n")
+    plot_figures(log_path, run.args.run_dir / "figures.png")
+    return shown
+
+
+def _train(run: _Run, data: DataLoader, validation: list[Sample], held_out: list[Sample]) -> None:
+    """Step through ``data`` until ``--steps`` or ``--time-budget`` is spent, validating every ``--val-every``
+    steps and checkpointing then and every ``--checkpoint-minutes``."""
+    args = run.args
     budget = args.time_budget * 60 if args.time_budget else math.inf
-
-    def checkpoint() -> None:
-        save_atomically({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                         "elapsed": elapsed, "args": vars(args),
-                         "average": average.state_dict() if average is not None else None}, state_path)
-
+    bar = tqdm(total=args.steps, initial=run.step, desc="train", unit="step", dynamic_ncols=True)
     metrics: dict[str, str] = {}
-    _train_mode(model, args.frozen_batch_norm)
-    print(f"training on {device} in {'bf16' if bf16 else 'f32'}", file=sys.stderr)
-    bar = tqdm(total=args.steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
-    losses: list[float] = []
-    divergences: list[float] = []
     last_tick = saved_at = time.monotonic()
     for batch in data:
         now = time.monotonic()
-        elapsed += min(now - last_tick, MAX_STEP_SECONDS)
+        run.elapsed += min(now - last_tick, MAX_STEP_SECONDS)
         last_tick = now
-        progress = max(step / args.steps, elapsed / budget)
+        progress = max(run.step / args.steps, run.elapsed / budget)
         if progress >= 1:
             break
-        for group, peak_lr in zip(optimizer.param_groups, peak_lrs):
-            group["lr"] = learning_rate(peak_lr, progress)
-        loss, divergence = _step(model, optimizer, average, batch, device, bf16, close)
-        losses.append(loss)
-        divergences.append(divergence)
-        step += 1
+        run.take_step(batch, progress)
         bar.update(1)
-        if step % 20 == 0:
-            shown = {"kl": f"{np.mean(divergences[-20:]):.4f}"} if close is not None else {}
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", **shown,
-                            lr=f"{optimizer.param_groups[0]['lr']:.1e}", **metrics)
-        if step % args.val_every == 0:
-            figures = _figures(kept, validation, held_out, device)
-            metrics = {name: f"{value:.3f}" for name, value in figures.items()}
-            if close is not None:
-                figures["kl"] = float(np.mean(divergences[-100:]))
-            with log_path.open("a") as log:
-                log.write(json.dumps({"step": step, "minutes": elapsed / 60, "loss": float(np.mean(losses[-100:])),
-                                      **figures}) + "\n")
-            plot_figures(log_path, args.run_dir / "figures.png")
-        if step % args.val_every == 0 or time.monotonic() - saved_at > args.checkpoint_minutes * 60:
-            checkpoint()
+        if run.step % 20 == 0:
+            shown = {"kl": f"{np.mean(run.divergences[-20:]):.4f}"} if run.close is not None else {}
+            bar.set_postfix(loss=f"{np.mean(run.losses[-20:]):.3f}", **shown,
+                            lr=f"{run.optimizer.param_groups[0]['lr']:.1e}", **metrics)
+        if run.step % args.val_every == 0:
+            metrics = _log_validation(run, validation, held_out)
+        if run.step % args.val_every == 0 or time.monotonic() - saved_at > args.checkpoint_minutes * 60:
+            run.checkpoint()
             saved_at = time.monotonic()
     bar.close()
 
-    kept.eval()
-    final = validate(kept, validation, device)
-    checkpoint()
-    for path in filter(None, [args.run_dir / "model.pth", args.output]):
-        save_checkpoint(kept, path)
+
+def _summary(run: _Run, final: Scores) -> dict[str, float]:
+    losses = run.losses
     window = max(1, min(20, len(losses) // 4))  # CTC losses are noisy: compare means, not single steps
-    summary = {"steps": step, "minutes": elapsed / 60,
-               "first_loss": float(np.mean(losses[:window])) if losses else math.nan,
-               "last_loss": float(np.mean(losses[-window:])) if losses else math.nan,
-               "val_word_accuracy": final.word_accuracy, "val_cer": final.cer}
-    print(f"trained {step} steps in {elapsed / 60:.1f} min on {device}: validation {final}", file=sys.stderr)
-    return summary
+    return {"steps": run.step, "minutes": run.elapsed / 60,
+            "first_loss": float(np.mean(losses[:window])) if losses else math.nan,
+            "last_loss": float(np.mean(losses[-window:])) if losses else math.nan,
+            "val_word_accuracy": final.word_accuracy, "val_cer": final.cer}
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    args = parse_args(argv)
+    device = _device(args.device)
+    torch.manual_seed(args.seed)
+    _check_faces(args)
+    run = _start(args, device)
+    data = _batches(args, run.step, device)
+    validation = validation_set(args.seed, args.val_size, args.fonts)
+    held_out = held_out_set(args.held_out_size)
+    _train_mode(run.model, args.frozen_batch_norm)
+    print(f"training on {device} in {'bf16' if run.bf16 else 'f32'}", file=sys.stderr)
+    _train(run, data, validation, held_out)
+
+    run.kept.eval()
+    final = validate(run.kept, validation, device)
+    run.checkpoint()
+    for path in filter(None, [args.run_dir / "model.pth", args.output]):
+        save_checkpoint(run.kept, path)
+    print(f"trained {run.step} steps in {run.elapsed / 60:.1f} min on {device}: validation {final}", file=sys.stderr)
+    return _summary(run, final)
