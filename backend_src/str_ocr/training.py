@@ -520,7 +520,8 @@ def _check_faces(args: argparse.Namespace) -> None:
 
 
 def _batches(args: argparse.Namespace, step: int, device: torch.device) -> DataLoader:
-    """The run's batches from ``step`` on, drawn in ``--workers`` data processes."""
+    """The run's batches from ``step`` on, drawn in ``--workers`` data processes; on the CPU it also sets the
+    process's compute threads (``--threads``), which share the cores with them."""
     cores = torch.get_num_threads() or 2
     workers = args.workers if args.workers is not None else max(1, cores - 1)
     if device.type == "cpu":
@@ -544,7 +545,7 @@ class _Run:
     optimizer: torch.optim.Optimizer
     peak_lrs: list[float]
     average: AveragedModel | None
-    close: KeptClose | None
+    kept_close: KeptClose | None
     device: torch.device
     bf16: bool
     step: int
@@ -553,15 +554,16 @@ class _Run:
     divergences: list[float] = field(default_factory=list)
 
     @property
-    def kept(self) -> STRModel:
+    def validated(self) -> STRModel:
         """The weights validated and written: the average where there is one."""
         return self.average.module if self.average is not None else self.model
 
     def take_step(self, batch: Batch, progress: float) -> None:
+        """One step on ``batch`` at the learning rates of ``progress`` (0 to 1) through the schedule."""
         for group, peak_lr in zip(self.optimizer.param_groups, self.peak_lrs):
             group["lr"] = learning_rate(peak_lr, progress)
         loss, divergence = _step(self.model, self.optimizer, self.average, batch, self.device, self.bf16,
-                                 self.close)
+                                 self.kept_close)
         self.losses.append(loss)
         self.divergences.append(divergence)
         self.step += 1
@@ -589,9 +591,9 @@ def _start(args: argparse.Namespace, device: torch.device) -> _Run:
 
 def _log_validation(run: _Run, validation: list[Sample], held_out: list[Sample]) -> dict[str, str]:
     """Validate the kept weights, append the figures to ``figures.jsonl`` and draw them; the figures as shown."""
-    figures = _figures(run.kept, validation, held_out, run.device)
+    figures = _figures(run.validated, validation, held_out, run.device)
     shown = {name: f"{value:.3f}" for name, value in figures.items()}
-    if run.close is not None:
+    if run.kept_close is not None:
         figures["kl"] = float(np.mean(run.divergences[-100:]))
     log_path = run.args.run_dir / "figures.jsonl"
     with log_path.open("a") as log:
@@ -619,8 +621,8 @@ def _train(run: _Run, data: DataLoader, validation: list[Sample], held_out: list
         run.take_step(batch, progress)
         bar.update(1)
         if run.step % 20 == 0:
-            shown = {"kl": f"{np.mean(run.divergences[-20:]):.4f}"} if run.close is not None else {}
-            bar.set_postfix(loss=f"{np.mean(run.losses[-20:]):.3f}", **shown,
+            kl_shown = {"kl": f"{np.mean(run.divergences[-20:]):.4f}"} if run.kept_close is not None else {}
+            bar.set_postfix(loss=f"{np.mean(run.losses[-20:]):.3f}", **kl_shown,
                             lr=f"{run.optimizer.param_groups[0]['lr']:.1e}", **metrics)
         if run.step % args.val_every == 0:
             metrics = _log_validation(run, validation, held_out)
@@ -631,6 +633,7 @@ def _train(run: _Run, data: DataLoader, validation: list[Sample], held_out: list
 
 
 def _summary(run: _Run, final: Scores) -> dict[str, float]:
+    """What ``main`` returns: the steps and minutes run, the first and last losses, the final validation."""
     losses = run.losses
     window = max(1, min(20, len(losses) // 4))  # CTC losses are noisy: compare means, not single steps
     return {"steps": run.step, "minutes": run.elapsed / 60,
@@ -652,10 +655,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print(f"training on {device} in {'bf16' if run.bf16 else 'f32'}", file=sys.stderr)
     _train(run, data, validation, held_out)
 
-    run.kept.eval()
-    final = validate(run.kept, validation, device)
+    run.validated.eval()
+    final = validate(run.validated, validation, device)
     run.checkpoint()
     for path in filter(None, [args.run_dir / "model.pth", args.output]):
-        save_checkpoint(run.kept, path)
+        save_checkpoint(run.validated, path)
     print(f"trained {run.step} steps in {run.elapsed / 60:.1f} min on {device}: validation {final}", file=sys.stderr)
     return _summary(run, final)

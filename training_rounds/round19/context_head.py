@@ -31,7 +31,7 @@ SHIPPED = Path("training_rounds/blend/str_64ch.pth")  # the weights shipped when
 ROUND_FLAGS = ("--fonts extended --earlier-fonts core --earlier-share 0.55 --crops 0.3 --light-on-dark 0.3 "
                "--stretch 0.15 --heavy 0.1 --basic-layout 0.1 --balanced-kinds 0.5 --old-style-figures 0.5 "
                "--warped-glyphs 0.3 --thin 0.15 --old-style-faces 0.3 --fixed-fraction 0.55 --batch-size 48")
-"""Round 15's data mix (``str_ocr.training``'s docstring), as ``scripts/train.py`` flags."""
+"""Round 15's data mix (``training_rounds/commands.md``), as ``scripts/train.py`` flags."""
 LOG_EVERY = 500
 
 
