@@ -577,7 +577,7 @@ class _Run:
 
 def _start(args: argparse.Namespace, device: torch.device) -> _Run:
     """The run ``args`` ask for, resumed from ``--run-dir``'s ``last.pt`` where there is one."""
-    close = _kept_close(args, device)  # before anything is written: a wrong --keep-close-to stops the run here
+    kept_close = _kept_close(args, device)  # before anything is written: a wrong --keep-close-to stops the run here
     model = STRModel(output_channels=args.output_channels, context_layers=_context_layers(args))
     model = model.to(device, memory_format=torch.channels_last)
     groups, peak_lrs = _parameter_groups(model, args)
@@ -585,12 +585,12 @@ def _start(args: argparse.Namespace, device: torch.device) -> _Run:
     args.run_dir.mkdir(parents=True, exist_ok=True)
     step, elapsed, average_state = _resume(args, model, optimizer, device)
     average = _weight_average(model, args.average_decay, average_state)
-    return _Run(args, model, optimizer, peak_lrs, average, close, device, uses_bf16(args.precision, device),
+    return _Run(args, model, optimizer, peak_lrs, average, kept_close, device, uses_bf16(args.precision, device),
                 step, elapsed)
 
 
 def _log_validation(run: _Run, validation: list[Sample], held_out: list[Sample]) -> dict[str, str]:
-    """Validate the kept weights, append the figures to ``figures.jsonl`` and draw them; the figures as shown."""
+    """Validate ``run.validated``, append the figures to ``figures.jsonl`` and draw them; the figures as shown."""
     figures = _figures(run.validated, validation, held_out, run.device)
     shown = {name: f"{value:.3f}" for name, value in figures.items()}
     if run.kept_close is not None:
