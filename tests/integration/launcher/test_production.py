@@ -163,10 +163,13 @@ def test_sigterm_drains_every_accepted_request_then_stops_with_status_zero(serve
     signalled = result["signalled"]
     not_ready = min((t for t, ok in readiness if t > signalled and not ok), default=None)
     during_drain = [o for o in load.outcomes if o[0] > signalled and o[2] is None]
+    # On a CPU slowed by other work, 16 clients can queue a request past the configs' 2 s queue timeout: the server
+    # then answers it UNAVAILABLE, as configured. That answer is no loss; any other failure is.
+    lost = [(sent - signalled, answered - signalled, error) for sent, answered, error in load.lost()]
     print(f"drain ({model}): not ready {((not_ready or signalled) - signalled) * 1e3:.0f} ms after SIGTERM; "
-          f"{len(load.outcomes)} requests, {len(load.failures())} failed, {len(during_drain)} sent after SIGTERM and "
-          f"answered; exit {result.get('exit')}")
+          f"{len(load.outcomes)} requests, {len(load.shed())} shed by the queue timeout, {len(lost)} lost, "
+          f"{len(during_drain)} sent after SIGTERM and answered; exit {result.get('exit')}")
     assert not_ready is not None and not_ready - signalled < 1.0, "the server stayed ready after SIGTERM"
     assert during_drain, "nothing sent after SIGTERM was answered: no drain"
-    assert not load.failures(), load.failures()[:3]  # every request it accepted was answered
+    assert not lost, lost[:3]  # every request it accepted was answered (times from SIGTERM)
     assert result["exit"] == 0
