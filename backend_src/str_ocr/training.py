@@ -251,91 +251,128 @@ def learning_rate(base: float, progress: float, warmup: float = 0.03) -> float:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output-channels", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=30000)
-    parser.add_argument("--time-budget", type=float, default=None, help="minutes; training ends by then")
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--weight-decay", type=float, default=1e-4)
-    parser.add_argument("--fixed-fraction", type=float, default=0.4, help="share of batches at the tutorial's 32x100")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--fonts", default="training", choices=list(FONT_SETS), help="font set (default: %(default)s)")
-    default = Variety()
-    shares = {"light_on_dark": "light text on a dark ground", "stretch": "stretched or squeezed lines",
-              "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping",
-              "crops": "lines drawn as a detector's crops (str_ocr.crop_effects)",
-              "balanced_kinds": "lines whose face is drawn kind first, every kind equally often",
-              "old_style_figures": "lines drawn with old-style figures where the face has them",
-              "warped_glyphs": "lines whose glyphs are bent by a smooth random displacement",
-              "thin": f"lines in a font size of {THIN_MIN_SIZE} or more, not drawn heavier, whose strokes are thinned",
-              "old_style_faces": "lines drawn in one of the set's faces with old-style figures, asking for them "
-                                 "(onum); the set must have some",
-              "look_alikes": "random-character lines drawn from the characters most often read one for another "
-                             "(0 and o, 1 and i or l, ...)",
-              "long_fixed": "fixed 32x100 lines of 9 characters or more, the earlier faces' too"}
-    for name, help_text in shares.items():
-        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
-                            help=f"share of {help_text} (default: %(default)s)")
-    parser.add_argument("--earlier-fonts", default="training", choices=list(FONT_SETS),
-                        help="the faces earlier weights were trained on (default: %(default)s)")
-    parser.add_argument("--earlier-share", type=float, default=0.0,
-                        help="share of lines drawn as earlier weights' were, so that they are not forgotten")
-    parser.add_argument("--earlier-share-variable", type=float, default=None,
-                        help="that share among the variable-width lines alone (default: --earlier-share)")
-    parser.add_argument("--keep-close-to", type=Path, default=None,
-                        help="weights (of --output-channels) whose reading of the earlier lines the run keeps close "
-                             "to: a KL divergence from their per-frame outputs beside CTC, so that new faces are "
-                             "learnt without losing how these read the old. It compares frames: give weights that "
-                             "fire on the same frames as the run's, such as its --init")
-    parser.add_argument("--keep-weight", type=float, default=1.0,
-                        help="how much that divergence, per earlier line, counts beside CTC per line (default: "
-                             "%(default)s)")
-    parser.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="compute threads on the CPU (default: every core, the data processes' too)")
-    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
-    parser.add_argument("--precision", default="auto", choices=["auto", "f32", "bf16"],
-                        help="the network's arithmetic: bf16 autocast (weights and loss stay f32) or f32; auto: bf16 "
-                             "on a GPU and on a CPU that computes bf16 natively, f32 elsewhere (default: %(default)s)")
-    parser.add_argument("--val-every", type=int, default=1000)
-    parser.add_argument("--val-size", type=int, default=512)
-    parser.add_argument("--held-out-size", type=int, default=512, help="held-out lines read at each validation")
-    parser.add_argument("--checkpoint-minutes", type=float, default=5.0, help="save last.pt at least this often")
-    parser.add_argument("--run-dir", type=Path, default=Path("runs/str"))
-    parser.add_argument("--output", type=Path, default=None,
-                        help="also write the final weights here (plain state_dict)")
-    parser.add_argument("--init", type=Path, default=None,
-                        help="start from these weights (fine-tuning), not from scratch")
-    parser.add_argument("--context-layers", type=int, default=None,
-                        help="self-attention layers over the frames (str_ocr.model.FrameContext); layers --init "
-                             "lacks start as the identity (default: as many as --init has, else 0)")
-    parser.add_argument("--context-lr", type=float, default=None,
-                        help="the context layers' peak learning rate (default: --lr)")
-    parser.add_argument("--frozen-batch-norm", action="store_true",
-                        help="keep batch norm on its running statistics (as served) instead of each batch's: "
-                             "mixed batches then do not move the statistics the earlier faces are read with")
-    parser.add_argument("--average-decay", type=float, default=0.0,
-                        help="keep a moving average of the weights, each step moving it 1 - this of the way to them "
-                             "(e.g. 0.999), and validate and write it as the run's weights; it starts at the initial "
-                             "weights, which keep decay**steps of it; 0: none (default)")
+    _add_network_arguments(parser.add_argument_group("network"))
+    _add_line_arguments(parser.add_argument_group("lines drawn"))
+    _add_optimisation_arguments(parser.add_argument_group("optimisation"))
+    _add_run_arguments(parser.add_argument_group("run"))
     args = parser.parse_args(argv)
+    if problem := _argument_problem(args):
+        parser.error(problem)
+    return args
+
+
+def _add_network_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--output-channels", type=int, default=64,
+                       help="channels of the last feature layer, a multiple of 16 (str_ocr.model.STRModel; "
+                            "default: %(default)s)")
+    group.add_argument("--init", type=Path, default=None,
+                       help="start from these weights (fine-tuning), not from scratch")
+    group.add_argument("--context-layers", type=int, default=None,
+                       help="self-attention layers over the frames (str_ocr.model.FrameContext); layers --init "
+                            "lacks start as the identity (default: as many as --init has, else 0)")
+    group.add_argument("--frozen-batch-norm", action="store_true",
+                       help="keep batch norm on its running statistics (as served) instead of each batch's: "
+                            "mixed batches then do not move the statistics the earlier faces are read with")
+    group.add_argument("--precision", default="auto", choices=["auto", "f32", "bf16"],
+                       help="the network's arithmetic: bf16 autocast (weights and loss stay f32) or f32; auto: bf16 "
+                            "on a GPU and on a CPU that computes bf16 natively, f32 elsewhere (default: %(default)s)")
+
+
+def _add_line_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--fonts", default="training", choices=list(FONT_SETS), help="font set (default: %(default)s)")
+    group.add_argument("--fixed-fraction", type=float, default=0.4,
+                       help="share of batches at the tutorial's 32x100 (default: %(default)s)")
+    default = Variety()
+    for name, help_text in _SHARES.items():
+        group.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
+                           help=f"share of {help_text} (default: %(default)s)")
+    group.add_argument("--earlier-fonts", default="training", choices=list(FONT_SETS),
+                       help="the faces earlier weights were trained on (default: %(default)s)")
+    group.add_argument("--earlier-share", type=float, default=0.0,
+                       help="share of lines drawn as earlier weights' were, so that they are not forgotten")
+    group.add_argument("--earlier-share-variable", type=float, default=None,
+                       help="that share among the variable-width lines alone (default: --earlier-share)")
+
+
+_SHARES = {"light_on_dark": "light text on a dark ground", "stretch": "stretched or squeezed lines",
+           "heavy": "lines drawn heavier than their face", "basic_layout": "lines laid out without shaping",
+           "crops": "lines drawn as a detector's crops (str_ocr.crop_effects)",
+           "balanced_kinds": "lines whose face is drawn kind first, every kind equally often",
+           "old_style_figures": "lines drawn with old-style figures where the face has them",
+           "warped_glyphs": "lines whose glyphs are bent by a smooth random displacement",
+           "thin": f"lines in a font size of {THIN_MIN_SIZE} or more, not drawn heavier, whose strokes are thinned",
+           "old_style_faces": "lines drawn in one of the set's faces with old-style figures, asking for them (onum); "
+                              "the set must have some",
+           "look_alikes": "random-character lines drawn from the characters most often read one for another "
+                          "(0 and o, 1 and i or l, ...)",
+           "long_fixed": "fixed 32x100 lines of 9 characters or more, the earlier faces' too"}
+"""What each of ``Variety``'s shares of lines is, for its flag's help."""
+
+
+def _add_optimisation_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--steps", type=int, default=30000, help="steps of --batch-size lines (default: %(default)s)")
+    group.add_argument("--batch-size", type=int, default=128, help="lines a step (default: %(default)s)")
+    group.add_argument("--lr", type=float, default=2e-3,
+                       help="peak learning rate of AdamW, reached after a warm-up and then lowered along a cosine "
+                            "(default: %(default)s)")
+    group.add_argument("--context-lr", type=float, default=None,
+                       help="the context layers' peak learning rate (default: --lr)")
+    group.add_argument("--weight-decay", type=float, default=1e-4, help="AdamW's (default: %(default)s)")
+    group.add_argument("--average-decay", type=float, default=0.0,
+                       help="keep a moving average of the weights, each step moving it 1 - this of the way to them "
+                            "(e.g. 0.999), and validate and write it as the run's weights; it starts at the initial "
+                            "weights, which keep decay**steps of it; 0: none (default)")
+    group.add_argument("--keep-close-to", type=Path, default=None,
+                       help="weights (of --output-channels) whose reading of the earlier lines the run keeps close "
+                            "to: a KL divergence from their per-frame outputs beside CTC, so that new faces are "
+                            "learnt without losing how these read the old. It compares frames: give weights that "
+                            "fire on the same frames as the run's, such as its --init")
+    group.add_argument("--keep-weight", type=float, default=1.0,
+                       help="how much that divergence, per earlier line, counts beside CTC per line (default: "
+                            "%(default)s)")
+
+
+def _add_run_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--seed", type=int, default=0,
+                       help="seeds the lines drawn (the validation lines too) and the network's initial weights "
+                            "(default: %(default)s)")
+    group.add_argument("--time-budget", type=float, default=None, help="minutes; training ends by then")
+    group.add_argument("--run-dir", type=Path, default=Path("runs/str"),
+                       help="where last.pt, model.pth, figures.jsonl and figures.png go (default: %(default)s)")
+    group.add_argument("--output", type=Path, default=None,
+                       help="also write the final weights here (plain state_dict)")
+    group.add_argument("--checkpoint-minutes", type=float, default=5.0, help="save last.pt at least this often")
+    group.add_argument("--val-every", type=int, default=1000,
+                       help="steps between validations (default: %(default)s)")
+    group.add_argument("--val-size", type=int, default=512,
+                       help="lines in the training faces read at each validation (default: %(default)s)")
+    group.add_argument("--held-out-size", type=int, default=512,
+                       help="held-out lines read at each validation (default: %(default)s)")
+    group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    group.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")
+    group.add_argument("--threads", type=int, default=None,
+                       help="compute threads on the CPU (default: every core, the data processes' too)")
+
+
+def _argument_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with a combination of flags, said so that the user knows what to change; None if nothing."""
     for name in ("earlier_share", "earlier_share_variable"):
         if not 0 <= (getattr(args, name) or 0) <= 1:
-            parser.error(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(args, name)}")
+            return f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(args, name)}"
     if args.keep_close_to is not None and not earlier_lines(args).drawn:
-        parser.error("--keep-close-to needs --earlier-share or --earlier-share-variable above 0 (e.g. 0.5): the "
-                     "divergence is taken on the earlier lines only")
+        return ("--keep-close-to needs --earlier-share or --earlier-share-variable above 0 (e.g. 0.5): the "
+                "divergence is taken on the earlier lines only")
     if args.keep_weight <= 0:
-        parser.error(f"--keep-weight must be above 0, got {args.keep_weight}: to train without the divergence, "
-                     "leave out --keep-close-to")
+        return (f"--keep-weight must be above 0, got {args.keep_weight}: to train without the divergence, leave out "
+                "--keep-close-to")
     if args.context_layers is not None and args.context_layers < 0:
-        parser.error(f"--context-layers must be 0 or more, got {args.context_layers}")
+        return f"--context-layers must be 0 or more, got {args.context_layers}"
     if args.context_lr is not None and args.context_layers == 0:
-        parser.error("--context-lr sets the context layers' learning rate: give --context-layers 1 or more")
+        return "--context-lr sets the context layers' learning rate: give --context-layers 1 or more"
     if not 0 <= args.average_decay < 1:
-        parser.error(f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
-                     "thousand steps, 0 turns the average off")
-    return args
+        return (f"--average-decay must be in [0, 1), got {args.average_decay}: 0.999 averages about the last "
+                "thousand steps, 0 turns the average off")
+    return None
 
 
 def earlier_lines(args: argparse.Namespace) -> Earlier:
