@@ -33,7 +33,7 @@ UNSTABLE_EXIT = 2
 """perf_analyzer's exit status when its last measurement windows never agreed within its stability band."""
 UNSTABLE_MESSAGE = "Failed to obtain stable measurement"
 QUEUE_TIMEOUT = "Request timeout expired"
-"""Triton's answer (UNAVAILABLE) to a request that waited in a model's queue past the config's timeout (2 s)."""
+"""Triton's answer (UNAVAILABLE) to a request that waited in a model's queue past its queue policy's timeout."""
 REQUEST_ERRORS = ("had error", "Failed to retrieve results from inference request",
                   "Failed to maintain requested inference load")
 """What perf_analyzer prints when a request it sent failed."""
@@ -143,11 +143,11 @@ class Load:
 
     def shed(self) -> list[tuple[float, float, str | None]]:
         """The failures that were the queue policy's answer: requests that waited past its timeout."""
-        return [o for o in self.failures() if QUEUE_TIMEOUT in o[2]]
+        return [o for o in self.failures() if QUEUE_TIMEOUT in (o[2] or "")]
 
     def lost(self) -> list[tuple[float, float, str | None]]:
         """The failures other than the queue policy's answer."""
-        return [o for o in self.failures() if QUEUE_TIMEOUT not in o[2]]
+        return [o for o in self.failures() if QUEUE_TIMEOUT not in (o[2] or "")]
 
 
 def watch_readiness(http: TritonHTTP, stop: threading.Event, samples: list[tuple[float, bool]]) -> None:
