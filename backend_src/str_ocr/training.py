@@ -50,14 +50,16 @@ from str_ocr.plotting import pyplot
 from str_ocr.preprocess import TUTORIAL_WIDTH, normalize
 from str_ocr.engines import TorchEngine
 from str_ocr.recognizer import Recognizer
-from str_ocr.synth import (THIN_MIN_SIZE, Sample, TextLineSynth, Variety, ctc_feasible, old_style_faces,
-                           unshaped_warning)
+from str_ocr.synth import (LONG_FIXED_MIN_CHARS, THIN_MIN_SIZE, Sample, TextLineSynth, Variety, ctc_feasible,
+                           old_style_faces, unshaped_warning)
 from str_ocr.text import encode
 
 VALIDATION_SEED_OFFSET = 1_000_003
 EARLIER_SEED_OFFSET = 500_001
 HELD_OUT_SEED = 31_337
 MAX_STEP_SECONDS = 60.0
+VARIABLE_BATCHES_A_DRAW = 4
+"""Batches of variable-width lines drawn at once and cut by width, so that padding stays small."""
 """Longer steps count as this long in the run's time: the process was stopped or the machine suspended."""
 
 
@@ -117,7 +119,7 @@ class SyntheticBatches(IterableDataset):
     """Endless batches; each worker draws from its own seed. ``buckets`` batches of variable-width
     lines are drawn at once and cut by width, so that padding stays small."""
 
-    def __init__(self, seed: int, batch_size: int, fixed_fraction: float, buckets: int = 4,
+    def __init__(self, seed: int, batch_size: int, fixed_fraction: float, buckets: int = VARIABLE_BATCHES_A_DRAW,
                  fonts: str = "training", variety: Variety = Variety(), earlier: Earlier = Earlier()) -> None:
         self.seed, self.batch_size, self.fixed_fraction, self.buckets = seed, batch_size, fixed_fraction, buckets
         self.fonts, self.variety, self.earlier = fonts, variety, earlier
@@ -251,20 +253,21 @@ def learning_rate(base: float, progress: float, warmup: float = 0.03) -> float:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    _add_network_arguments(parser.add_argument_group("network"))
-    _add_line_arguments(parser.add_argument_group("lines drawn"))
-    _add_optimisation_arguments(parser.add_argument_group("optimisation"))
-    _add_run_arguments(parser.add_argument_group("run"))
+    for add_arguments in (_add_network_arguments, _add_line_arguments, _add_optimisation_arguments,
+                          _add_run_arguments):
+        add_arguments(parser)
     args = parser.parse_args(argv)
     if problem := _argument_problem(args):
         parser.error(problem)
     return args
 
 
-def _add_network_arguments(group: argparse._ArgumentGroup) -> None:
+def _add_network_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("network")
     group.add_argument("--output-channels", type=int, default=64,
-                       help="channels of the last feature layer, a multiple of 16 (str_ocr.model.STRModel; "
-                            "default: %(default)s)")
+                       help="the network's width, the channels of its last feature layer (str_ocr.model.STRModel); "
+                            "--init's and --keep-close-to's weights have it too (default: %(default)s; the published "
+                            "checkpoint's is 512)")
     group.add_argument("--init", type=Path, default=None,
                        help="start from these weights (fine-tuning), not from scratch")
     group.add_argument("--context-layers", type=int, default=None,
@@ -273,25 +276,6 @@ def _add_network_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--frozen-batch-norm", action="store_true",
                        help="keep batch norm on its running statistics (as served) instead of each batch's: "
                             "mixed batches then do not move the statistics the earlier faces are read with")
-    group.add_argument("--precision", default="auto", choices=["auto", "f32", "bf16"],
-                       help="the network's arithmetic: bf16 autocast (weights and loss stay f32) or f32; auto: bf16 "
-                            "on a GPU and on a CPU that computes bf16 natively, f32 elsewhere (default: %(default)s)")
-
-
-def _add_line_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--fonts", default="training", choices=list(FONT_SETS), help="font set (default: %(default)s)")
-    group.add_argument("--fixed-fraction", type=float, default=0.4,
-                       help="share of batches at the tutorial's 32x100 (default: %(default)s)")
-    default = Variety()
-    for name, help_text in _SHARES.items():
-        group.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(default, name),
-                           help=f"share of {help_text} (default: %(default)s)")
-    group.add_argument("--earlier-fonts", default="training", choices=list(FONT_SETS),
-                       help="the faces earlier weights were trained on (default: %(default)s)")
-    group.add_argument("--earlier-share", type=float, default=0.0,
-                       help="share of lines drawn as earlier weights' were, so that they are not forgotten")
-    group.add_argument("--earlier-share-variable", type=float, default=None,
-                       help="that share among the variable-width lines alone (default: --earlier-share)")
 
 
 _SHARES = {"light_on_dark": "light text on a dark ground", "stretch": "stretched or squeezed lines",
@@ -305,19 +289,45 @@ _SHARES = {"light_on_dark": "light text on a dark ground", "stretch": "stretched
                               "the set must have some",
            "look_alikes": "random-character lines drawn from the characters most often read one for another "
                           "(0 and o, 1 and i or l, ...)",
-           "long_fixed": "fixed 32x100 lines of 9 characters or more, the earlier faces' too"}
+           "long_fixed": f"fixed 32x100 lines of {LONG_FIXED_MIN_CHARS} characters or more, the earlier faces' too"}
 """What each of ``Variety``'s shares of lines is, for its flag's help."""
 
 
-def _add_optimisation_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--steps", type=int, default=30000, help="steps of --batch-size lines (default: %(default)s)")
+def _add_line_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("lines drawn")
+    group.add_argument("--fonts", default="training", choices=list(FONT_SETS), help="font set (default: %(default)s)")
+    fixed = 0.4
+    batches_fixed = fixed / (fixed + VARIABLE_BATCHES_A_DRAW * (1 - fixed))
+    group.add_argument("--fixed-fraction", type=float, default=fixed,
+                       help=f"chance that a draw of lines is one batch at the tutorial's fixed 32x100 rather than "
+                            f"{VARIABLE_BATCHES_A_DRAW} batches of variable width (default: %(default)s, one batch in "
+                            f"{1 / batches_fixed:.0f} fixed)")
+    for share in fields(Variety):
+        group.add_argument(f"--{share.name.replace('_', '-')}", type=float, default=share.default,
+                           help=f"share of {_SHARES[share.name]} (default: %(default)s)")
+    group.add_argument("--earlier-fonts", default="training", choices=list(FONT_SETS),
+                       help="the faces earlier weights were trained on (default: %(default)s)")
+    group.add_argument("--earlier-share", type=float, default=0.0,
+                       help="share of lines drawn as earlier weights' were, so that they are not forgotten (default: "
+                            "%(default)s)")
+    group.add_argument("--earlier-share-variable", type=float, default=None,
+                       help="that share among the variable-width lines alone (default: --earlier-share)")
+
+
+
+
+def _add_optimisation_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("optimisation")
+    group.add_argument("--steps", type=int, default=30000,
+                       help="the run's length in steps of --batch-size lines, resumed ones included, over which the "
+                            "learning rate falls; --time-budget may end it sooner (default: %(default)s)")
     group.add_argument("--batch-size", type=int, default=128, help="lines a step (default: %(default)s)")
     group.add_argument("--lr", type=float, default=2e-3,
                        help="peak learning rate of AdamW, reached after a warm-up and then lowered along a cosine "
-                            "(default: %(default)s)")
+                            "to 0 at the run's end (default: %(default)s)")
     group.add_argument("--context-lr", type=float, default=None,
                        help="the context layers' peak learning rate (default: --lr)")
-    group.add_argument("--weight-decay", type=float, default=1e-4, help="AdamW's (default: %(default)s)")
+    group.add_argument("--weight-decay", type=float, default=1e-4, help="AdamW's weight decay (default: %(default)s)")
     group.add_argument("--average-decay", type=float, default=0.0,
                        help="keep a moving average of the weights, each step moving it 1 - this of the way to them "
                             "(e.g. 0.999), and validate and write it as the run's weights; it starts at the initial "
@@ -332,23 +342,31 @@ def _add_optimisation_arguments(group: argparse._ArgumentGroup) -> None:
                             "%(default)s)")
 
 
-def _add_run_arguments(group: argparse._ArgumentGroup) -> None:
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("run")
     group.add_argument("--seed", type=int, default=0,
                        help="seeds the lines drawn (the validation lines too) and the network's initial weights "
                             "(default: %(default)s)")
-    group.add_argument("--time-budget", type=float, default=None, help="minutes; training ends by then")
+    group.add_argument("--time-budget", type=float, default=None,
+                       help="minutes; training ends by then (default: none, --steps alone)")
     group.add_argument("--run-dir", type=Path, default=Path("runs/str"),
-                       help="where last.pt, model.pth, figures.jsonl and figures.png go (default: %(default)s)")
+                       help="where last.pt, model.pth, figures.jsonl and figures.png go; a last.pt there is resumed "
+                            "(default: %(default)s)")
     group.add_argument("--output", type=Path, default=None,
                        help="also write the final weights here (plain state_dict)")
-    group.add_argument("--checkpoint-minutes", type=float, default=5.0, help="save last.pt at least this often")
+    group.add_argument("--checkpoint-minutes", type=float, default=5.0,
+                       help="save last.pt at least this often (default: %(default)s)")
     group.add_argument("--val-every", type=int, default=1000,
                        help="steps between validations (default: %(default)s)")
     group.add_argument("--val-size", type=int, default=512,
-                       help="lines in the training faces read at each validation (default: %(default)s)")
+                       help="validation lines (in the --fonts faces, never trained on) read at each validation and "
+                            "at the end (default: %(default)s)")
     group.add_argument("--held-out-size", type=int, default=512,
                        help="held-out lines read at each validation (default: %(default)s)")
-    group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    group.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ... (default: %(default)s)")
+    group.add_argument("--precision", default="auto", choices=["auto", "f32", "bf16"],
+                       help="the network's arithmetic: bf16 autocast (weights and loss stay f32) or f32; auto: bf16 "
+                            "on a GPU and on a CPU that computes bf16 natively, f32 elsewhere (default: %(default)s)")
     group.add_argument("--workers", type=int, default=None, help="data processes (default: the cores left over)")
     group.add_argument("--threads", type=int, default=None,
                        help="compute threads on the CPU (default: every core, the data processes' too)")
