@@ -374,7 +374,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _argument_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with a combination of flags, said so that the user knows what to change; None if nothing."""
-    for name in ("earlier_share", "earlier_share_variable"):
+    shares = ["fixed_fraction", *(share.name for share in fields(Variety)), "earlier_share", "earlier_share_variable"]
+    for name in shares:
         if not 0 <= (getattr(args, name) or 0) <= 1:
             return f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(args, name)}"
     if args.keep_close_to is not None and not earlier_lines(args).drawn:

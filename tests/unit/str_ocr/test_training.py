@@ -180,11 +180,13 @@ def test_a_variable_width_share_alone_draws_earlier_lines():
     assert len(train.SyntheticBatches(1, 8, 0.0, fonts="held-out", earlier=train.Earlier("core", 0.0))._synths(3)) == 1
 
 
-@pytest.mark.parametrize("flag", ["--earlier-share", "--earlier-share-variable"])
-def test_shares_of_earlier_lines_outside_0_to_1_are_refused(flag, capsys):
+@pytest.mark.parametrize("flag", ["--earlier-share", "--earlier-share-variable", "--fixed-fraction", "--crops",
+                                  "--look-alikes", "--light-on-dark"])
+@pytest.mark.parametrize("value", ["1.5", "-0.1"])
+def test_shares_outside_0_to_1_are_refused(flag, value, capsys):
     with pytest.raises(SystemExit):
-        train.parse_args([flag, "1.5"])
-    assert f"{flag} must be in [0, 1], got 1.5" in capsys.readouterr().err
+        train.parse_args([flag, value])
+    assert f"{flag} must be in [0, 1], got {float(value)}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("share", [0.0, 1.0])
