@@ -42,7 +42,6 @@ from tqdm import tqdm
 
 from str_ocr import STRModel, load_model, output_length, save_checkpoint
 from str_ocr.checkpoint import context_layers
-from str_ocr.cpu_features import native_bf16
 from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
 from str_ocr.packing import pad_to_width
@@ -242,7 +241,14 @@ def uses_bf16(precision: str, device: torch.device) -> bool:
     """Whether ``--precision`` (auto, f32 or bf16) computes in bf16 on ``device``: auto where bf16 is native."""
     if precision != "auto":
         return precision == "bf16"
-    return torch.cuda.is_bf16_supported() if device.type == "cuda" else native_bf16()
+    return torch.cuda.is_bf16_supported() if device.type == "cuda" else torch_native_bf16()
+
+
+def torch_native_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX512_BF16 or AMX), as torch sees it. Not ``cpu_features``'s
+    OpenVINO, which the trainer does not otherwise load: its runtime aborts under a preloaded jemalloc."""
+    capabilities = torch.cpu.get_capabilities()
+    return bool(capabilities.get("avx512_bf16") or capabilities.get("amx_bf16"))
 
 
 def learning_rate(base: float, progress: float, warmup: float = 0.03) -> float:

@@ -1,7 +1,11 @@
 """The training script on a tiny configuration, and the weights we ship."""
 
 import json
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -42,8 +46,22 @@ def test_auto_precision_is_bf16_where_the_device_computes_it_natively(monkeypatc
     cpu = torch.device("cpu")
     assert (train.uses_bf16("f32", cpu), train.uses_bf16("bf16", cpu)) == (False, True)
     for native in (False, True):
-        monkeypatch.setattr(train, "native_bf16", lambda native=native: native)
+        monkeypatch.setattr(train, "torch_native_bf16", lambda native=native: native)
         assert train.uses_bf16("auto", cpu) is native
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="no /proc/cpuinfo here (not Linux): no CPU flags to "
+                    "compare torch's answer with")
+def test_the_trainer_asks_torch_not_openvino_whether_bf16_is_native():
+    # OpenVINO's runtime aborts in a process run under a preloaded jemalloc, as long training runs may be.
+    script = ("import sys, torch; from str_ocr import training; "
+              "native = training.uses_bf16('auto', torch.device('cpu')); "
+              "flags = open('/proc/cpuinfo').read().split(); "
+              "assert native == ('avx512_bf16' in flags or 'amx_bf16' in flags), native; "
+              "assert 'openvino' not in sys.modules")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(train.__file__).parents[1])})
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_training_resumes_from_its_own_checkpoint(tmp_path):
