@@ -334,84 +334,114 @@ def peer_names(text: str) -> list[str]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", type=Path,
-                        help="weights (default: what text_recognition's config.pbtxt serves)")
-    parser.add_argument("--sets", nargs="+", choices=GROUPS, default=list(GROUPS), help="default: all")
-    parser.add_argument("--count", type=int, default=1000, help="lines per set (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--url", help="read through the served model at this gRPC address instead of in-process")
-    parser.add_argument("--model", default="text_recognition", help="served model name, with --url")
-    parser.add_argument("--engine", default="torch", choices=ENGINES, help="in-process engine (default: %(default)s)")
-    parser.add_argument("--precision", default="f32", choices=PRECISIONS, help="bf16: with --engine openvino")
-    parser.add_argument("--peers", default="", type=peer_names,
-                        help="comma-separated: rapidocr, easyocr (installed by make peers)")
-    parser.add_argument("--examples", type=int, default=3, help="mistakes to show per set")
-    parser.add_argument("--mistakes", type=Path, metavar="DIR",
-                        help="draw each set's first --examples mistakes (the line as read, its text, the reading and "
-                             "its face) into DIR, one picture a set")
-    parser.add_argument("--by-face", type=int, default=0, metavar="N",
-                        help="also read N variable-width lines in each face of the --sets on its own")
-    parser.add_argument("--by-kind", action="store_true",
-                        help="also score each kind of text (word-like, random characters, codes, digits) and each case "
-                             "apart, for the project and the peers")
-    parser.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
-    parser.add_argument("--against", type=Path, metavar="CHECKPOINT",
-                        help="other weights that read the same lines in-process: each set's difference, line by line")
-    parser.add_argument("--line-stretch", type=float, default=LINE_STRETCH, metavar="S",
-                        help="draw variable-width lines S times as wide as their aspect ratio (default: %(default)s, "
-                             "as served)")
-    parser.add_argument("--against-line-stretch", type=float, metavar="S",
-                        help="the --against weights read the same lines drawn at this stretch "
-                             "(default: --line-stretch)")
-    parser.add_argument("--read-again-below", type=float, default=READ_AGAIN_BELOW, metavar="C",
-                        help="read each variable-width line again where its confidence is below C, "
-                             f"{READ_AGAIN_STEP:g} times narrower and wider than it was drawn (--line-stretch; "
-                             "--against-line-stretch for the --against weights), keeping the reading --keep "
-                             "names (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
-    parser.add_argument("--second-checkpoint", metavar="CHECKPOINT",
-                        help="other weights that read the variable-width lines read again as well, as drawn and at "
-                             "the other stretches, their readings counted as the others (with --read-again-below "
-                             "above 0; with --peers, the time per line counts their readings too). Default, without "
-                             "--checkpoint and --url: the weights ocr_postprocess's second_recognizer serves, as the "
-                             "served ocr reads; 'none': no second weights")
-    parser.add_argument("--keep", choices=[option_name(name) for name in KEEPS],
-                        default=option_name(READ_AGAIN_KEEPS),
-                        help="which reading a line read again keeps: the text its readings again agree on most, or "
-                             "the most confident (str_ocr.read_again.KEEPS; default: %(default)s, as served)")
-    parser.add_argument("--against-read-again-below", type=float, metavar="C",
-                        help="the --against weights read lines again below this confidence (default: "
-                             "--read-again-below)")
-    parser.add_argument("--against-keep", choices=[option_name(name) for name in KEEPS],
-                        help="which reading a line the --against weights read again keeps (default: --keep)")
-    parser.add_argument("--first-weights-again", action=argparse.BooleanOptionalAction, default=True,
-                        help="with second weights, whether the evaluated weights read the unsure lines again too "
-                             "(default: %(default)s); there must be second weights to leave it out")
-    parser.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
+    for add_arguments in (_add_line_arguments, _add_reader_arguments, _add_comparison_arguments, _add_output_arguments):
+        add_arguments(parser)
     args = parser.parse_args(argv)
+    _default_against_to_own(args)
+    if problem := _argument_problem(args):
+        parser.error(problem)
+    return args
+
+
+def _add_line_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("lines read")
+    group.add_argument("--sets", nargs="+", choices=GROUPS, default=list(GROUPS), help="default: all")
+    group.add_argument("--count", type=int, default=1000, help="lines per set (default: %(default)s)")
+    group.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                       help="draws the lines: the same seed, the same lines (default: %(default)s, the README's)")
+    group.add_argument("--line-stretch", type=float, default=LINE_STRETCH, metavar="S",
+                       help="draw variable-width lines S times as wide as their aspect ratio (default: %(default)s, "
+                            "as served)")
+
+
+def _add_reader_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("reader")
+    group.add_argument("--checkpoint", type=Path,
+                       help="weights (default: what text_recognition's config.pbtxt serves)")
+    group.add_argument("--url", help="read through the served model at this gRPC address instead of in-process")
+    group.add_argument("--model", default="text_recognition",
+                       help="served model name, with --url (default: %(default)s)")
+    group.add_argument("--engine", default="torch", choices=ENGINES, help="in-process engine (default: %(default)s)")
+    group.add_argument("--precision", default="f32", choices=PRECISIONS,
+                       help="bf16: with --engine openvino (default: %(default)s)")
+    group.add_argument("--read-again-below", type=float, default=READ_AGAIN_BELOW, metavar="C",
+                       help="read each variable-width line again where its confidence is below C, "
+                            f"{READ_AGAIN_STEP:g} times narrower and wider than it was drawn (--line-stretch; "
+                            "--against-line-stretch for the --against weights), keeping the reading --keep "
+                            "names (str_ocr.read_again; default: %(default)s, as served; 0 reads each line once)")
+    group.add_argument("--second-checkpoint", metavar="CHECKPOINT",
+                       help="other weights that read the variable-width lines read again as well, as drawn and at "
+                            "the other stretches, their readings counted as the others (with --read-again-below "
+                            "above 0; with --peers, the time per line counts their readings too). Default, without "
+                            "--checkpoint and --url: the weights ocr_postprocess's second_recognizer serves, as the "
+                            "served ocr reads; 'none': no second weights")
+    group.add_argument("--keep", choices=[option_name(name) for name in KEEPS],
+                       default=option_name(READ_AGAIN_KEEPS),
+                       help="which reading a line read again keeps: the text its readings again agree on most, or "
+                            "the most confident (str_ocr.read_again.KEEPS; default: %(default)s, as served)")
+    group.add_argument("--first-weights-again", action=argparse.BooleanOptionalAction, default=True,
+                       help="with second weights, whether the evaluated weights read the unsure lines again too "
+                            "(default: %(default)s); there must be second weights to leave it out")
+
+
+def _add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("compared with")
+    group.add_argument("--peers", default="", type=peer_names,
+                       help="comma-separated: rapidocr, easyocr (installed by make peers)")
+    group.add_argument("--against", type=Path, metavar="CHECKPOINT",
+                       help="other weights that read the same lines in-process: each set's difference, line by line")
+    group.add_argument("--against-line-stretch", type=float, metavar="S",
+                       help="the --against weights read the same lines drawn at this stretch "
+                            "(default: --line-stretch)")
+    group.add_argument("--against-read-again-below", type=float, metavar="C",
+                       help="the --against weights read lines again below this confidence (default: "
+                            "--read-again-below)")
+    group.add_argument("--against-keep", choices=[option_name(name) for name in KEEPS],
+                       help="which reading a line the --against weights read again keeps (default: --keep)")
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("output")
+    group.add_argument("--examples", type=int, default=3, help="mistakes to show per set (default: %(default)s)")
+    group.add_argument("--mistakes", type=Path, metavar="DIR",
+                       help="draw each set's first --examples mistakes (the line as read, its text, the reading and "
+                            "its face) into DIR, one picture a set")
+    group.add_argument("--by-face", type=int, default=0, metavar="N",
+                       help="also read N variable-width lines in each face of the --sets on its own")
+    group.add_argument("--by-kind", action="store_true",
+                       help="also score each kind of text (word-like, random characters, codes, digits) and each case "
+                            "apart, for the project and the peers")
+    group.add_argument("--speed", action="store_true", help="also time the model alone at batch 1 and 8")
+    group.add_argument("--json", type=Path, help="write the results here, and their word accuracy drawn beside (.png)")
+
+
+def _default_against_to_own(args: argparse.Namespace) -> None:
+    """The --against weights read as the evaluated ones do, where their own flags are left out."""
     if args.against_line_stretch is None:
         args.against_line_stretch = args.line_stretch
-    for stretch in (args.line_stretch, args.against_line_stretch):
-        try:
-            LineLimits(stretch=stretch)
-        except ValueError as error:
-            parser.error(str(error))
     if args.against_read_again_below is None:
         args.against_read_again_below = args.read_again_below
     args.against_keep = args.against_keep or args.keep
-    for option, below in (("--read-again-below", args.read_again_below),
-                          ("--against-read-again-below", args.against_read_again_below)):
-        try:
+
+
+def _argument_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with a combination of flags, said so that the user knows what to change; None if nothing."""
+    try:
+        for stretch in (args.line_stretch, args.against_line_stretch):
+            LineLimits(stretch=stretch)
+        for option, below in (("--read-again-below", args.read_again_below),
+                              ("--against-read-again-below", args.against_read_again_below)):
             read_again_threshold(below, option)
-        except ValueError as error:
-            parser.error(str(error))
+    except ValueError as error:
+        return str(error)
     given_second = args.second_checkpoint not in (None, NO_SECOND)
     if given_second and args.url:
-        parser.error("--second-checkpoint reads the lines read again in-process: leave out --url")
+        return "--second-checkpoint reads the lines read again in-process: leave out --url"
     if given_second and not args.read_again_below:
-        parser.error("--second-checkpoint reads the lines read again: give --read-again-below above 0")
+        return "--second-checkpoint reads the lines read again: give --read-again-below above 0"
     if args.against and args.count < 2:
-        parser.error(f"--against compares at least 2 lines a set, got --count {args.count}")
-    return args
+        return f"--against compares at least 2 lines a set, got --count {args.count}"
+    return None
 
 
 def drawn_sets(args: argparse.Namespace, line_stretch: float, keep_source: bool = False) -> dict[str, list[Sample]]:
