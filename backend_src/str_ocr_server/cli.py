@@ -33,62 +33,79 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m str_ocr_server", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model-repository", type=Path, default=default_repository(),
-                        help="model repository (default: %(default)s)")
-    parser.add_argument("--config-name",
-                        help="config variant: model/configs/NAME.pbtxt where a model has one, else its config.pbtxt")
-    parser.add_argument("--models", type=lambda s: [m for m in s.split(",") if m],
-                        help="comma-separated models to load (default: all)")
-    parser.add_argument("--address", default="127.0.0.1",
-                        help="where HTTP, gRPC and both metrics endpoints listen (default: %(default)s; 0.0.0.0: every "
-                             f"interface, which a server with a known vulnerability takes only with {ACCEPT_FLAG})")
-    parser.add_argument(ACCEPT_FLAG, action="store_true",
-                        help="listen beyond loopback even with a server that one malformed request can take a model "
-                             "down with (str_ocr_server.compat.listen_policy)")
-    parser.add_argument("--http-port", type=int, default=DEFAULT_PORTS.http)
-    parser.add_argument("--http-max-body-bytes", type=int, default=MAX_REQUEST_BYTES, metavar="N",
-                        help="refuse (413) an HTTP request body larger than this, before it is read whole "
-                             "(default: %(default)s)")
-    parser.add_argument("--no-http-guard", action="store_true",
-                        help="serve tritonserver's own HTTP endpoint on --http-port, without the launcher's proxy "
-                             "(str_ocr_server.compat.http_proxy): no body bound, 500 for malformed JSON, overflowing "
-                             "shapes passed to the models, no retry of requests a dead instance failed")
-    parser.add_argument("--grpc-port", type=int, default=DEFAULT_PORTS.grpc)
-    parser.add_argument("--grpc-max-message-bytes", type=int, default=MAX_REQUEST_BYTES, metavar="N",
-                        help="refuse (RESOURCE_EXHAUSTED) a gRPC message larger than this (default: %(default)s)")
-    parser.add_argument("--no-grpc-guard", action="store_true",
-                        help="serve tritonserver's own gRPC endpoint on --grpc-port, without the launcher's proxy "
-                             "(str_ocr_server.compat.grpc_proxy), which a server before 2.67 gets by default: faster, "
-                             "but overflowing shapes reach the models, so it listens beyond loopback only with "
-                             f"{ACCEPT_FLAG}")
-    parser.add_argument("--metrics-port", type=int, default=DEFAULT_PORTS.metrics)
-    parser.add_argument("--launcher-metrics-port", type=int, default=LAUNCHER_METRICS_PORT,
-                        help="port of the launcher's own Prometheus metrics, the watchdog's recoveries (0: none; "
-                             "default: %(default)s)")
-    parser.add_argument("--startup-timeout", type=float, default=300,
-                        help="seconds to wait for the models (default: %(default)s)")
-    parser.add_argument("--exit-timeout", type=int, default=30,
-                        help="on SIGTERM, seconds in-flight requests get to finish (default: %(default)s)")
-    parser.add_argument("--restrict-admin", action="store_true",
-                        help=f"put the administrative APIs ({','.join(ADMIN_APIS)}) behind the header "
-                             f"'{ADMIN_HEADER}': the contents of the file ${ADMIN_KEY_FILE_ENV}, else the value of "
-                             f"${ADMIN_KEY_ENV}, else a key generated now and known only to this launcher")
-    parser.add_argument("--watchdog", type=float, default=WATCH_INTERVAL, metavar="SECONDS",
-                        help=f"watch every stub process this often, at most {WATCH_INTERVAL} s apart, and replace the "
-                             "instance whose stub died, not ready meanwhile (0: off; default: %(default)s)")
-    parser.add_argument("--restarts", type=int, default=5, metavar="N",
-                        help="start tritonserver again after it exits by itself (a crash, an out-of-memory kill), at "
-                             "most N times within --restart-window, then exit non-zero (default: %(default)s)")
-    parser.add_argument("--restart-window", type=float, default=600, metavar="SECONDS",
-                        help="the window --restarts counts in (default: %(default)s)")
-    parser.add_argument("--disable-auto-complete-config", action="store_true",
-                        help="pass --disable-auto-complete-config: serve the configs exactly as written")
+    for add_arguments in (_add_model_arguments, _add_listening_arguments, _add_lifecycle_arguments):
+        add_arguments(parser)
     parser.add_argument("triton_args", nargs="*", help="further tritonserver options, after --")
     args = parser.parse_args(argv)
     if args.restarts < 0 or args.restart_window <= 0:
         parser.error("--restarts must be 0 or more and --restart-window more than 0 seconds")
     args.model_repository = args.model_repository.resolve()
     return args
+
+
+def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("models")
+    group.add_argument("--model-repository", type=Path, default=default_repository(),
+                       help="model repository (default: %(default)s)")
+    group.add_argument("--config-name",
+                       help="config variant: model/configs/NAME.pbtxt where a model has one, else its config.pbtxt")
+    group.add_argument("--models", type=lambda s: [m for m in s.split(",") if m],
+                       help="comma-separated models to load (default: all)")
+    group.add_argument("--disable-auto-complete-config", action="store_true",
+                       help="pass --disable-auto-complete-config: serve the configs exactly as written")
+
+
+def _add_listening_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("listening")
+    group.add_argument("--address", default="127.0.0.1",
+                       help="where HTTP, gRPC and both metrics endpoints listen (default: %(default)s; 0.0.0.0: every "
+                            f"interface, which a server with a known vulnerability takes only with {ACCEPT_FLAG})")
+    group.add_argument(ACCEPT_FLAG, action="store_true",
+                       help="listen beyond loopback even with a server that one malformed request can take a model "
+                            "down with (str_ocr_server.compat.listen_policy)")
+    group.add_argument("--http-port", type=int, default=DEFAULT_PORTS.http,
+                       help="the HTTP/REST port clients use (default: %(default)s)")
+    group.add_argument("--http-max-body-bytes", type=int, default=MAX_REQUEST_BYTES, metavar="N",
+                       help="refuse (413) an HTTP request body larger than this, before it is read whole "
+                            "(default: %(default)s)")
+    group.add_argument("--no-http-guard", action="store_true",
+                       help="serve tritonserver's own HTTP endpoint on --http-port, without the launcher's proxy "
+                            "(str_ocr_server.compat.http_proxy): no body bound, 500 for malformed JSON, overflowing "
+                            "shapes passed to the models, no retry of requests a dead instance failed")
+    group.add_argument("--grpc-port", type=int, default=DEFAULT_PORTS.grpc,
+                       help="the gRPC port clients use (default: %(default)s)")
+    group.add_argument("--grpc-max-message-bytes", type=int, default=MAX_REQUEST_BYTES, metavar="N",
+                       help="refuse (RESOURCE_EXHAUSTED) a gRPC message larger than this (default: %(default)s)")
+    group.add_argument("--no-grpc-guard", action="store_true",
+                       help="serve tritonserver's own gRPC endpoint on --grpc-port, without the launcher's proxy "
+                            "(str_ocr_server.compat.grpc_proxy), which a server before 2.67 gets by default: faster, "
+                            "but overflowing shapes reach the models, so it listens beyond loopback only with "
+                            f"{ACCEPT_FLAG}")
+    group.add_argument("--metrics-port", type=int, default=DEFAULT_PORTS.metrics,
+                       help="tritonserver's Prometheus metrics port (default: %(default)s)")
+    group.add_argument("--launcher-metrics-port", type=int, default=LAUNCHER_METRICS_PORT,
+                       help="port of the launcher's own Prometheus metrics, the watchdog's recoveries (0: none; "
+                            "default: %(default)s)")
+    group.add_argument("--restrict-admin", action="store_true",
+                       help=f"put the administrative APIs ({','.join(ADMIN_APIS)}) behind the header "
+                            f"'{ADMIN_HEADER}': the contents of the file ${ADMIN_KEY_FILE_ENV}, else the value of "
+                            f"${ADMIN_KEY_ENV}, else a key generated now and known only to this launcher")
+
+
+def _add_lifecycle_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("lifecycle")
+    group.add_argument("--startup-timeout", type=float, default=300,
+                       help="seconds to wait for the models (default: %(default)s)")
+    group.add_argument("--exit-timeout", type=int, default=30,
+                       help="on SIGTERM, seconds in-flight requests get to finish (default: %(default)s)")
+    group.add_argument("--watchdog", type=float, default=WATCH_INTERVAL, metavar="SECONDS",
+                       help=f"watch every stub process this often, at most {WATCH_INTERVAL} s apart, and replace the "
+                            "instance whose stub died, not ready meanwhile (0: off; default: %(default)s)")
+    group.add_argument("--restarts", type=int, default=5, metavar="N",
+                       help="start tritonserver again after it exits by itself (a crash, an out-of-memory kill), at "
+                            "most N times within --restart-window, then exit non-zero (default: %(default)s)")
+    group.add_argument("--restart-window", type=float, default=600, metavar="SECONDS",
+                       help="the window --restarts counts in (default: %(default)s)")
 
 
 def proxied_protocols(args: argparse.Namespace, version: tuple[int, int] | None) -> list[str]:
