@@ -8,7 +8,8 @@ import functools
 @functools.cache
 def native_bf16() -> bool:
     """Whether this CPU computes bf16 natively (OpenVINO's view), so that bf16 is faster rather than emulated; False
-    where OpenVINO cannot tell (not installed, no CPU plugin)."""
+    where OpenVINO cannot tell (not installed, no CPU plugin). The trainer asks torch instead
+    (``training.torch_native_bf16``): it computes with torch, and need not load OpenVINO."""
     try:
         import openvino  # noqa: PLC0415
 

@@ -245,9 +245,11 @@ def uses_bf16(precision: str, device: torch.device) -> bool:
 
 
 def torch_native_bf16() -> bool:
-    """Whether this CPU computes bf16 natively (AVX512_BF16 or AMX), as torch sees it. Not ``cpu_features``'s
-    OpenVINO, which the trainer does not otherwise load: its runtime aborts under a preloaded jemalloc."""
-    capabilities = torch.cpu.get_capabilities()
+    """Whether this x86 CPU computes bf16 natively (AVX512_BF16 or AMX-BF16), as torch sees it; False elsewhere and
+    with a torch too old to say (before ``torch.cpu.get_capabilities``). Not ``cpu_features.native_bf16``, which asks
+    OpenVINO for its engine: the trainer does not otherwise load OpenVINO, whose runtime aborts under a preloaded
+    jemalloc."""
+    capabilities = getattr(torch.cpu, "get_capabilities", dict)()
     return bool(capabilities.get("avx512_bf16") or capabilities.get("amx_bf16"))
 
 
