@@ -426,9 +426,13 @@ def _default_against_to_own(args: argparse.Namespace) -> None:
 
 def _argument_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with a combination of flags, said so that the user knows what to change; None if nothing."""
-    try:
-        for stretch in (args.line_stretch, args.against_line_stretch):
+    stretches = (("--line-stretch", args.line_stretch), ("--against-line-stretch", args.against_line_stretch))
+    for option, stretch in stretches:
+        try:
             LineLimits(stretch=stretch)
+        except ValueError as error:
+            return f"{option}: {error}"
+    try:
         for option, below in (("--read-again-below", args.read_again_below),
                               ("--against-read-again-below", args.against_read_again_below)):
             read_again_threshold(below, option)

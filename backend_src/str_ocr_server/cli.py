@@ -43,27 +43,32 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def model_names(text: str) -> list[str]:
+    """``--models``' comma-separated names, empty ones left out."""
+    return [name for name in text.split(",") if name]
+
+
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("models")
     group.add_argument("--model-repository", type=Path, default=default_repository(),
                        help="model repository (default: %(default)s)")
     group.add_argument("--config-name",
                        help="config variant: model/configs/NAME.pbtxt where a model has one, else its config.pbtxt")
-    group.add_argument("--models", type=lambda s: [m for m in s.split(",") if m],
+    group.add_argument("--models", type=model_names,
                        help="comma-separated models to load (default: all)")
     group.add_argument("--disable-auto-complete-config", action="store_true",
                        help="pass --disable-auto-complete-config: serve the configs exactly as written")
 
 
 def _add_listening_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("listening")
+    group = parser.add_argument_group("listening and access")
     group.add_argument("--address", default="127.0.0.1",
                        help="where HTTP, gRPC and both metrics endpoints listen (default: %(default)s; 0.0.0.0: every "
                             f"interface, which a server with a known vulnerability takes only with {ACCEPT_FLAG})")
     group.add_argument(ACCEPT_FLAG, action="store_true",
                        help="listen beyond loopback even with a server that one malformed request can take a model "
                             "down with (str_ocr_server.compat.listen_policy)")
-    group.add_argument("--http-port", type=int, default=DEFAULT_PORTS.http,
+    group.add_argument("--http-port", type=int, metavar="PORT", default=DEFAULT_PORTS.http,
                        help="the HTTP/REST port clients use (default: %(default)s)")
     group.add_argument("--http-max-body-bytes", type=int, default=MAX_REQUEST_BYTES, metavar="N",
                        help="refuse (413) an HTTP request body larger than this, before it is read whole "
@@ -72,7 +77,7 @@ def _add_listening_arguments(parser: argparse.ArgumentParser) -> None:
                        help="serve tritonserver's own HTTP endpoint on --http-port, without the launcher's proxy "
                             "(str_ocr_server.compat.http_proxy): no body bound, 500 for malformed JSON, overflowing "
                             "shapes passed to the models, no retry of requests a dead instance failed")
-    group.add_argument("--grpc-port", type=int, default=DEFAULT_PORTS.grpc,
+    group.add_argument("--grpc-port", type=int, metavar="PORT", default=DEFAULT_PORTS.grpc,
                        help="the gRPC port clients use (default: %(default)s)")
     group.add_argument("--grpc-max-message-bytes", type=int, default=MAX_REQUEST_BYTES, metavar="N",
                        help="refuse (RESOURCE_EXHAUSTED) a gRPC message larger than this (default: %(default)s)")
@@ -81,9 +86,9 @@ def _add_listening_arguments(parser: argparse.ArgumentParser) -> None:
                             "(str_ocr_server.compat.grpc_proxy), which a server before 2.67 gets by default: faster, "
                             "but overflowing shapes reach the models, so it listens beyond loopback only with "
                             f"{ACCEPT_FLAG}")
-    group.add_argument("--metrics-port", type=int, default=DEFAULT_PORTS.metrics,
+    group.add_argument("--metrics-port", type=int, metavar="PORT", default=DEFAULT_PORTS.metrics,
                        help="tritonserver's Prometheus metrics port (default: %(default)s)")
-    group.add_argument("--launcher-metrics-port", type=int, default=LAUNCHER_METRICS_PORT,
+    group.add_argument("--launcher-metrics-port", type=int, metavar="PORT", default=LAUNCHER_METRICS_PORT,
                        help="port of the launcher's own Prometheus metrics, the watchdog's recoveries (0: none; "
                             "default: %(default)s)")
     group.add_argument("--restrict-admin", action="store_true",
@@ -94,9 +99,9 @@ def _add_listening_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_lifecycle_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("lifecycle")
-    group.add_argument("--startup-timeout", type=float, default=300,
+    group.add_argument("--startup-timeout", metavar="SECONDS", type=float, default=300,
                        help="seconds to wait for the models (default: %(default)s)")
-    group.add_argument("--exit-timeout", type=int, default=30,
+    group.add_argument("--exit-timeout", metavar="SECONDS", type=int, default=30,
                        help="on SIGTERM, seconds in-flight requests get to finish (default: %(default)s)")
     group.add_argument("--watchdog", type=float, default=WATCH_INTERVAL, metavar="SECONDS",
                        help=f"watch every stub process this often, at most {WATCH_INTERVAL} s apart, and replace the "
