@@ -322,8 +322,6 @@ def _add_line_arguments(parser: argparse.ArgumentParser) -> None:
                        help="that share among the variable-width lines alone (default: --earlier-share)")
 
 
-
-
 def _add_optimisation_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("optimisation")
     group.add_argument("--steps", type=int, default=30000,
