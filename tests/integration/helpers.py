@@ -30,7 +30,8 @@ MODEL = RECOGNIZER
 tutorial_input = random_lines
 PERF_ANALYZER = Path(sys.prefix, "bin", "perf_analyzer")
 UNSTABLE_EXIT = 2
-"""perf_analyzer's exit status when its last measurement windows never agreed within its stability band."""
+"""perf_analyzer's exit status when no level's measurement windows agreed within its stability band; where an
+earlier level of a range did, it reports the levels before the unstable one and exits 0."""
 UNSTABLE_MESSAGE = "Failed to obtain stable measurement"
 QUEUE_TIMEOUT = "Request timeout expired"
 """Triton's answer (UNAVAILABLE) to a request that waited in a model's queue past its queue policy's timeout."""
@@ -187,8 +188,9 @@ class PerfAnalyzerRun:
 
     @property
     def unstable(self) -> bool:
-        """Whether perf_analyzer stopped because its measurements never stabilised (the machine was busy)."""
-        return self.result.returncode == UNSTABLE_EXIT and UNSTABLE_MESSAGE in self.output
+        """Whether perf_analyzer stopped because a level's measurements never stabilised (the machine was busy),
+        whether it stopped at the range's first level (exit 2) or at a later one (exit 0)."""
+        return self.result.returncode in (0, UNSTABLE_EXIT) and UNSTABLE_MESSAGE in self.output
 
 
 def run_perf_analyzer(server, args: list[str], model: str = MODEL, timeout: float = 600) -> PerfAnalyzerRun:

@@ -59,8 +59,12 @@ def test_a_small_sweep_writes_perf_analyzers_csv_its_table_plot_efficiency_and_c
     rows = list(csv.DictReader((out / "sweep.csv").open()))
     served = [r for r in rows if r["variant"] == "dynamic_batching"]
     assert [r["throughput_infer_per_s"] for r in served] == [f"{float(r['Inferences/Second']):.1f}" for r in raw]
-    for row in rows:  # the server spent CPU time on what it served, and serving costs more than the model alone
-        assert float(row["server_cpu_ms_per_image"]) > 0 and 0 < float(row["efficiency"]) < 1.2
+    # The server spent CPU time on what it served, set against the model alone's cheapest. Whether serving cost
+    # more compares two moments of a shared machine, so the benchmark reports it and the test checks the arithmetic.
+    cheapest_ms = min(r["cpu_seconds_per_image"] for r in results["model_alone"]) * 1e3
+    for row in rows:
+        server_ms = float(row["server_cpu_ms_per_image"])
+        assert server_ms > 0 and float(row["efficiency"]) == pytest.approx(cheapest_ms / server_ms, abs=1e-3, rel=1e-3)
     assert {r["batch_size"] for r in results["model_alone"]} == {1, 8}
     assert {r["engine"] for r in results["model_alone"]} >= {"torch NCHW", "torch NHWC", "onnxruntime", "openvino f32"}
     assert [p["p95_budget_ms"] for p in results["recommendations"]] == P95_BUDGETS_MS
