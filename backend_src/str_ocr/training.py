@@ -41,6 +41,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm import tqdm
 
 from str_ocr import STRModel, load_model, output_length, save_checkpoint
+from str_ocr.allocator import purge_freed_memory
 from str_ocr.checkpoint import context_layers
 from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
@@ -594,7 +595,8 @@ def _batches(args: argparse.Namespace, step: int, device: torch.device) -> DataL
     batches = SyntheticBatches(args.seed + step, args.batch_size, args.fixed_fraction, fonts=args.fonts,
                                variety=variety, earlier=earlier_lines(args))
     return DataLoader(batches, batch_size=None, num_workers=workers, pin_memory=device.type == "cuda",
-                      persistent_workers=workers > 0, prefetch_factor=4 if workers else None)
+                      persistent_workers=workers > 0, prefetch_factor=4 if workers else None,
+                      worker_init_fn=purge_freed_memory)
 
 
 @dataclass
