@@ -6,7 +6,8 @@
 #   one's package: the sets the tests draw in, or those named after the Python (`make fonts`: extended);
 # - the launcher's stub reaper (backend_src/str_ocr_server/reap_stubs.c) is built with the system's C compiler;
 # - the deployment tests run promtool (Debian's prometheus package) on the alerting rules;
-# - `make profile` samples the server's processes with Linux perf (Debian's linux-perf).
+# - `make profile` samples the server's processes with Linux perf (Debian's linux-perf);
+# - a training run on a CPU may run under jemalloc, and the test of its data processes' decay needs it.
 set -euo pipefail
 python=${1:-python3}
 font_sets=("${@:2}")
@@ -17,6 +18,7 @@ missing=()
 libraries=$(ldconfig -p)  # read once: `ldconfig -p | grep -q` fails under pipefail when grep stops reading early
 grep -q "libpython${version}.so.1.0" <<< "$libraries" || missing+=("libpython${version}")
 grep -q "libb64.so.0d" <<< "$libraries" || missing+=(libb64-0d)  # NVIDIA's perf_analyzer links it
+grep -q "libjemalloc.so.2" <<< "$libraries" || missing+=(libjemalloc2)  # the trainer's allocator test runs under it
 # A command substitution, not `< <(...)`, so that the script stops when fonts.py fails.
 fonts=$("$python" "$root/backend_src/str_ocr/fonts.py" missing-packages "${font_sets[@]}")
 [ -z "$fonts" ] || mapfile -t -O "${#missing[@]}" missing <<< "$fonts"
