@@ -1,8 +1,9 @@
 """The memory allocator of a training run's processes.
 
-On a CPU the trainer runs best under jemalloc told to keep what it frees for reuse (``make train``:
-``MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1``); a data process forked from it inherits that setting, and there
-it only piles up. ``purge_freed_memory`` gives such a process jemalloc's default back.
+On a CPU the trainer runs best under jemalloc told to keep what it frees for reuse (``LD_PRELOAD=libjemalloc.so.2
+MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1``, which ``make train`` does not set yet); a data process forked from
+it inherits that setting, and there it only piles up. ``purge_freed_memory`` gives such a process jemalloc's
+default back.
 """
 
 from __future__ import annotations
