@@ -42,9 +42,12 @@ fonts: setup
 	bash scripts/setup_system.sh $(PYTHON) extended
 
 # e.g. make train TRAIN_ARGS="--init training_rounds/base/str_64ch.pth --fonts extended ..."
+# Under jemalloc where it is installed, keeping what the trainer frees for reuse: on a CPU glibc's heap grows with
+# every step (docs/model.md, Weights). Expanded when the recipe runs, after setup has installed it.
 TRAIN_ARGS ?=
+JEMALLOC = $(shell /sbin/ldconfig -p 2>/dev/null | awk '/libjemalloc\.so\.2 / {print $$NF; exit}')
 train: setup fonts
-	$(PY) scripts/train.py $(TRAIN_ARGS)
+	LD_PRELOAD=$(JEMALLOC) MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 $(PY) scripts/train.py $(TRAIN_ARGS)
 
 # The recogniser on every evaluation set, beside RapidOCR's and EasyOCR's recognisers on the same lines
 EVAL_ARGS ?= --peers rapidocr,easyocr

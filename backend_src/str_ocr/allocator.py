@@ -1,8 +1,8 @@
 """The memory allocator of a training run's processes.
 
 On a CPU the trainer runs best under jemalloc told to keep what it frees for reuse (``LD_PRELOAD=libjemalloc.so.2
-MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1``, which ``make train`` does not set yet); a data process forked from
-it inherits that setting, and there it only piles up. ``purge_freed_memory`` gives such a process jemalloc's
+MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1``, as ``make train`` runs it where jemalloc is installed); a data
+process forked from it inherits that setting, and there it only piles up. ``purge_freed_memory`` gives such a process jemalloc's
 default back.
 """
 
@@ -31,6 +31,11 @@ def decay_ms(name: str) -> int | None:
     if mallctl(name.encode(), ctypes.byref(value), ctypes.byref(size), None, 0) != 0:
         raise OSError(f"jemalloc has no setting {name!r}")
     return value.value
+
+
+def keeps_freed_memory() -> bool:
+    """Whether this process runs under jemalloc told to keep what it frees for reuse (``make train``'s setting)."""
+    return decay_ms("arenas.dirty_decay_ms") == -1 and decay_ms("arenas.muzzy_decay_ms") == -1
 
 
 def purge_freed_memory(_worker_id: int | None = None) -> bool:

@@ -41,7 +41,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm import tqdm
 
 from str_ocr import STRModel, load_model, output_length, save_checkpoint
-from str_ocr.allocator import purge_freed_memory
+from str_ocr.allocator import keeps_freed_memory, purge_freed_memory
 from str_ocr.checkpoint import context_layers
 from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
@@ -582,6 +582,15 @@ def _check_faces(args: argparse.Namespace) -> None:
         print(f"train: {warning}", file=sys.stderr)
 
 
+def allocator_warning(device: torch.device) -> str | None:
+    """What to tell a run on the CPU whose allocator hands out fresh memory for each step's activations."""
+    if device.type != "cpu" or keeps_freed_memory():
+        return None
+    return ("on a CPU the trainer's heap grows with every step unless jemalloc keeps what it frees for reuse: run it "
+            "as make train does, under LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 "
+            "(docs/model.md, Weights)")
+
+
 def _batches(args: argparse.Namespace, step: int, device: torch.device) -> DataLoader:
     """The run's batches from ``step`` on, drawn in ``--workers`` data processes; on the CPU it also sets the
     process's compute threads (``--threads``), which share the cores with them."""
@@ -711,6 +720,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     device = _device(args.device)
     torch.manual_seed(args.seed)
     _check_faces(args)
+    if warning := allocator_warning(device):
+        print(f"train: {warning}", file=sys.stderr)
     run = _start(args, device)
     data = _batches(args, run.step, device)
     validation = validation_set(args.seed, args.val_size, args.fonts)

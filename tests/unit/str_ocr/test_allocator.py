@@ -8,10 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
-from str_ocr import allocator
+from str_ocr import allocator, training
 
 JEMALLOC = ctypes.util.find_library("jemalloc")
+NO_JEMALLOC = "no jemalloc on this machine (Debian's libjemalloc2, which make setup installs)"
+REPOSITORY = Path(__file__).parents[3]
 NEVER_PURGE = "dirty_decay_ms:-1,muzzy_decay_ms:-1"
 SETTINGS = ["arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "arena.0.dirty_decay_ms", "arena.0.muzzy_decay_ms"]
 # The trainer's own data loader lends its worker_init_fn to a loader whose one data process reports its settings.
@@ -28,12 +31,12 @@ class Settings(IterableDataset):
 args = training.parse_args(["--workers", "1", "--batch-size", "2", "--device", "cpu"])
 trainers = training._batches(args, 0, torch.device("cpu"))
 loader = DataLoader(Settings(), batch_size=None, num_workers=1, worker_init_fn=trainers.worker_init_fn)
-print(json.dumps({{"trainer": next(iter(Settings())), "data process": next(iter(loader))}}))
+print(json.dumps({{"trainer": next(iter(Settings())), "data process": next(iter(loader)),
+                  "warning": training.allocator_warning(torch.device("cpu"))}}))
 """
 
 
-@pytest.mark.skipif(JEMALLOC is None, reason="no jemalloc on this machine (Debian's libjemalloc2, which make setup "
-                    "installs): nothing to give back")
+@pytest.mark.skipif(JEMALLOC is None, reason=f"{NO_JEMALLOC}: nothing to give back")
 def test_the_trainers_data_process_gets_jemallocs_default_decay_back_and_the_trainer_keeps_its_own():
     path = os.pathsep.join(filter(None, [str(Path(allocator.__file__).parents[1]), os.environ.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
@@ -42,9 +45,23 @@ def test_the_trainers_data_process_gets_jemallocs_default_decay_back_and_the_tra
     reported = json.loads(done.stdout.strip().splitlines()[-1])
     assert reported["trainer"] == dict.fromkeys(SETTINGS, -1)
     assert reported["data process"] == dict.fromkeys(SETTINGS, allocator.JEMALLOC_DEFAULT_DECAY_MS)
+    assert reported["warning"] is None
+
+
+@pytest.mark.skipif(JEMALLOC is None, reason=f"{NO_JEMALLOC}: make train runs the trainer under glibc's allocator")
+def test_make_train_runs_the_trainer_under_jemalloc_keeping_what_it_frees():
+    recipe = subprocess.run(["make", "-n", "train", "TRAIN_ARGS=--steps 1"], cwd=REPOSITORY, capture_output=True,
+                            text=True, timeout=60, check=True).stdout.splitlines()[-1]
+    variables = dict(word.split("=", 1) for word in recipe.split() if "=" in word and not word.startswith("-"))
+    assert Path(variables["LD_PRELOAD"]).name == "libjemalloc.so.2" and Path(variables["LD_PRELOAD"]).exists()
+    assert variables["MALLOC_CONF"] == NEVER_PURGE
+    assert recipe.endswith("scripts/train.py --steps 1")
 
 
 def test_without_jemalloc_nothing_is_changed():
     if allocator.decay_ms("arenas.dirty_decay_ms") is not None:
         pytest.skip("this test process runs under jemalloc: there is no process without it to check")
     assert allocator.purge_freed_memory() is False
+    assert allocator.keeps_freed_memory() is False
+    assert "jemalloc" in training.allocator_warning(torch.device("cpu"))
+    assert training.allocator_warning(torch.device("cuda")) is None
