@@ -2,8 +2,8 @@
 
 On a CPU the trainer runs best under jemalloc told to keep what it frees for reuse (``LD_PRELOAD=libjemalloc.so.2
 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1``, as ``make train`` runs it where jemalloc is installed); a data
-process forked from it inherits that setting, and there it only piles up. ``purge_freed_memory`` gives such a process jemalloc's
-default back.
+process forked from it inherits that setting, and there it only piles up. ``purge_freed_memory`` gives such a
+process jemalloc's default back.
 """
 
 from __future__ import annotations

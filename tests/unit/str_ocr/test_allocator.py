@@ -50,8 +50,10 @@ def test_the_trainers_data_process_gets_jemallocs_default_decay_back_and_the_tra
 
 @pytest.mark.skipif(JEMALLOC is None, reason=f"{NO_JEMALLOC}: make train runs the trainer under glibc's allocator")
 def test_make_train_runs_the_trainer_under_jemalloc_keeping_what_it_frees():
+    # Under make test this make is a sub-make: without its parent's settings it prints only the recipes.
+    environment = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     recipe = subprocess.run(["make", "-n", "train", "TRAIN_ARGS=--steps 1"], cwd=REPOSITORY, capture_output=True,
-                            text=True, timeout=60, check=True).stdout.splitlines()[-1]
+                            text=True, timeout=60, check=True, env=environment).stdout.splitlines()[-1]
     variables = dict(word.split("=", 1) for word in recipe.split() if "=" in word and not word.startswith("-"))
     assert Path(variables["LD_PRELOAD"]).name == "libjemalloc.so.2" and Path(variables["LD_PRELOAD"]).exists()
     assert variables["MALLOC_CONF"] == NEVER_PURGE
