@@ -210,10 +210,20 @@ def line_log_probs(model: STRModel, batch: Batch, device: torch.device, bf16: bo
     return logits.float().log_softmax(2)
 
 
-def ctc_loss(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
-    """The batch's CTC loss from ``line_log_probs``' ``[N, T, C]`` (in f32 whatever the network computed in)."""
+def ctc_loss(log_probs: torch.Tensor, batch: Batch, hard_lines: float = 0.0) -> torch.Tensor:
+    """The batch's CTC loss from ``line_log_probs``' ``[N, T, C]`` (in f32 whatever the network computed in): each
+    line's per character, averaged over the lines. With ``hard_lines`` (gamma) above 0 a line counts in proportion
+    to (1 - p)**gamma, p the probability the network gives its text, the weights averaging 1 over the batch: lines
+    it reads surely count less, as in focal loss."""
     by_frame = log_probs.permute(1, 0, 2)  # [T, N, C], as ctc_loss wants
-    return F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, zero_infinity=True)
+    if not hard_lines:
+        return F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0,
+                          zero_infinity=True)
+    per_line = F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0,
+                          reduction="none", zero_infinity=True)  # -log p of each line's text
+    weights = (1 - torch.exp(-per_line.detach())).pow(hard_lines)
+    weights = weights / weights.mean().clamp(min=1e-6)
+    return (weights * per_line / batch.target_lengths.to(per_line.device).clamp(min=1)).mean()
 
 
 def kept_close_loss(log_probs: torch.Tensor, kept_log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
@@ -347,6 +357,10 @@ def _add_optimisation_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--keep-weight", type=float, default=1.0,
                        help="how much that divergence, per earlier line, counts beside CTC per line (default: "
                             "%(default)s)")
+    group.add_argument("--hard-lines", type=float, default=0.0, metavar="GAMMA",
+                       help="weigh each line's CTC loss by (1 - p)**GAMMA, p the probability the network gives its "
+                            "text, so that lines it reads surely count less (focal loss; e.g. 1); 0: every line "
+                            "alike (default)")
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -391,6 +405,8 @@ def _argument_problem(args: argparse.Namespace) -> str | None:
     if args.keep_weight <= 0:
         return (f"--keep-weight must be above 0, got {args.keep_weight}: to train without the divergence, leave out "
                 "--keep-close-to")
+    if args.hard_lines < 0:
+        return f"--hard-lines must be 0 or more, got {args.hard_lines}: 0 weighs every line alike"
     if args.context_layers is not None and args.context_layers < 0:
         return f"--context-layers must be 0 or more, got {args.context_layers}"
     if args.context_lr is not None and args.context_layers == 0:
@@ -446,9 +462,10 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
         raise SystemExit(f"train: {state_path} averages its weights with --average-decay {decay}: resume with that, "
                          "or start a new --run-dir")
     if _objective(state["args"]) != _objective(vars(args)):  # the loss must not change halfway through the schedule
-        kept, weight = _objective(state["args"])
+        kept, weight, hard_lines = _objective(state["args"])
         given = f"--keep-close-to {kept} --keep-weight {weight}" if kept else "no --keep-close-to"
-        raise SystemExit(f"train: {state_path} was trained with {given}: resume with that, or start a new --run-dir")
+        raise SystemExit(f"train: {state_path} was trained with {given} and --hard-lines {hard_lines:g}: resume "
+                         "with those, or start a new --run-dir")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     print(f"resuming {state_path} at step {state['step']}", file=sys.stderr)
@@ -457,10 +474,12 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
     return state["step"], state["elapsed"], state.get("average")
 
 
-def _objective(args: dict) -> tuple[str | None, float | None]:
-    """The kept weights and their weight beside CTC, as a run's arguments give them (none before they existed)."""
+def _objective(args: dict) -> tuple[str | None, float | None, float]:
+    """The kept weights and their weight beside CTC, and how lines are weighed (``--hard-lines``), as a run's
+    arguments give them (none and 0 before they existed)."""
     kept = args.get("keep_close_to")
-    return (str(kept), float(args["keep_weight"])) if kept is not None else (None, None)
+    hard_lines = float(args.get("hard_lines", 0.0))
+    return (str(kept), float(args["keep_weight"]), hard_lines) if kept is not None else (None, None, hard_lines)
 
 
 def _moving_average(decay: float) -> Callable[[list[torch.Tensor], list[torch.Tensor], torch.Tensor], None]:
@@ -489,11 +508,12 @@ def _weight_average(model: STRModel, decay: float, state: Tensors | None) -> Ave
 
 
 def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedModel | None, batch: Batch,
-          device: torch.device, bf16: bool, close: KeptClose | None = None) -> tuple[float, float]:
-    """One optimiser step on ``batch``, the average following it; the batch's CTC loss and its divergence from the
-    kept weights of ``close`` (0 without them)."""
+          device: torch.device, bf16: bool, close: KeptClose | None = None,
+          hard_lines: float = 0.0) -> tuple[float, float]:
+    """One optimiser step on ``batch``, the average following it; the batch's CTC loss (its lines weighed as
+    ``ctc_loss``'s ``hard_lines`` says) and its divergence from the kept weights of ``close`` (0 without them)."""
     log_probs = line_log_probs(model, batch, device, bf16)
-    ctc = ctc_loss(log_probs, batch)
+    ctc = ctc_loss(log_probs, batch, hard_lines)
     divergence, weight = torch.zeros((), device=device), 0.0
     if close is not None and bool(batch.earlier.any()):
         with torch.no_grad():
@@ -636,7 +656,7 @@ class _Run:
         for group, peak_lr in zip(self.optimizer.param_groups, self.peak_lrs):
             group["lr"] = learning_rate(peak_lr, progress)
         loss, divergence = _step(self.model, self.optimizer, self.average, batch, self.device, self.bf16,
-                                 self.kept_close)
+                                 self.kept_close, self.args.hard_lines)
         self.losses.append(loss)
         self.divergences.append(divergence)
         self.step += 1

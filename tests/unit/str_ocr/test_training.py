@@ -6,6 +6,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -319,9 +320,50 @@ def test_a_run_resumes_only_with_the_divergence_it_was_trained_with(tmp_path):
     kept = ["--fonts", "core", "--earlier-fonts", "core", "--earlier-share", "0.5",
             "--keep-close-to", str(tmp_path / "w.pth"), "--run-dir", str(tmp_path / "run")]
     train.main([*TINY, *kept, "--steps", "2"])
-    with pytest.raises(SystemExit, match="resume with that"):
+    with pytest.raises(SystemExit, match="resume with those"):
         train.main([*TINY, *kept, "--keep-weight", "3", "--steps", "4"])
     assert train.main([*TINY, *kept, "--steps", "4"])["steps"] == 4
+
+
+def _two_lines_of(text: list[int], frames: int) -> SimpleNamespace:
+    """What ``ctc_loss`` reads of a batch: two lines of ``text`` (class indices), ``frames`` frames each."""
+    return SimpleNamespace(targets=torch.tensor([text, text]), input_lengths=torch.tensor([frames, frames]),
+                           target_lengths=torch.tensor([len(text), len(text)]))
+
+
+def test_hard_lines_count_a_line_read_surely_less_than_one_read_unsurely():
+    batch = _two_lines_of([3, 4], frames=6)
+    logits = torch.zeros(2, 6, 37)
+    logits[0, torch.arange(6), torch.tensor([0, 3, 0, 4, 0, 0])] = 8.0  # the first line read surely as its text
+    log_probs = logits.log_softmax(2).requires_grad_()
+
+    def sure_lines_share_of_the_gradient(gamma: float) -> float:
+        log_probs.grad = None
+        train.ctc_loss(log_probs, batch, gamma).backward()
+        norms = log_probs.grad.flatten(1).norm(dim=1)
+        return float(norms[0] / norms[1])
+
+    assert sure_lines_share_of_the_gradient(2.0) < 0.05 * sure_lines_share_of_the_gradient(0.0)
+
+
+def test_hard_lines_read_alike_count_as_without_them():
+    batch = _two_lines_of([3, 4, 4], frames=8)
+    log_probs = torch.randn(1, 8, 37).expand(2, 8, 37).log_softmax(2)
+    assert train.ctc_loss(log_probs, batch, 2.0).item() == pytest.approx(train.ctc_loss(log_probs, batch).item())
+
+
+def test_a_run_resumes_only_with_the_line_weights_it_was_trained_with(tmp_path):
+    run = ["--run-dir", str(tmp_path / "run")]
+    train.main([*TINY, *run, "--hard-lines", "1", "--steps", "2"])
+    with pytest.raises(SystemExit, match="--hard-lines 1: resume with those"):
+        train.main([*TINY, *run, "--steps", "4"])
+    assert train.main([*TINY, *run, "--hard-lines", "1", "--steps", "4"])["steps"] == 4
+
+
+def test_negative_hard_lines_are_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args(["--hard-lines", "-1"])
+    assert "--hard-lines must be 0 or more" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
