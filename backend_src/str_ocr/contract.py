@@ -73,7 +73,7 @@ UNSTRETCHED = 1.0
 """The line stretch that keeps a line's aspect ratio (a width factor of 1): an image as a user sends it."""
 STRETCH_RANGE = (0.25, 4.0)
 """The line stretches allowed: a stretch is a width factor."""
-READ_AGAIN_BELOW = 0.8
+READ_AGAIN_BELOW = 0.9
 """The confidence below which ``ocr`` (its ``ocr_postprocess`` step) reads a line again at other stretches and with
 second weights (``str_ocr.read_again``); its ``read_again_below`` parameter takes another, 0 to read each line once.
 ``ocr_page`` reads each word once unless its own ``read_again_below`` says otherwise."""
