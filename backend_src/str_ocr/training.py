@@ -221,7 +221,7 @@ def ctc_loss(log_probs: torch.Tensor, batch: Batch, hard_lines: float = 0.0) -> 
                           zero_infinity=True)
     per_line = F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0,
                           reduction="none", zero_infinity=True)  # -log p of each line's text
-    weights = (1 - torch.exp(-per_line.detach())).pow(hard_lines)
+    weights = (-torch.expm1(-per_line.detach())).pow(hard_lines)  # 1 - p, exact where p is near 1
     weights = weights / weights.mean().clamp(min=1e-6)
     return (weights * per_line / batch.target_lengths.to(per_line.device).clamp(min=1)).mean()
 
@@ -510,8 +510,9 @@ def _weight_average(model: STRModel, decay: float, state: Tensors | None) -> Ave
 def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedModel | None, batch: Batch,
           device: torch.device, bf16: bool, close: KeptClose | None = None,
           hard_lines: float = 0.0) -> tuple[float, float]:
-    """One optimiser step on ``batch``, the average following it; the batch's CTC loss (its lines weighed as
-    ``ctc_loss``'s ``hard_lines`` says) and its divergence from the kept weights of ``close`` (0 without them)."""
+    """One optimiser step on ``batch`` (its lines weighed as ``ctc_loss``'s ``hard_lines`` says), the average
+    following it; the batch's CTC loss, every line alike whatever the step weighed them by, so that runs compare, and
+    its divergence from the kept weights of ``close`` (0 without them)."""
     log_probs = line_log_probs(model, batch, device, bf16)
     ctc = ctc_loss(log_probs, batch, hard_lines)
     divergence, weight = torch.zeros((), device=device), 0.0
@@ -525,7 +526,8 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
     optimizer.step()
     if average is not None:
         average.update_parameters(model)
-    return ctc.item(), divergence.item()
+    plain = ctc_loss(log_probs.detach(), batch) if hard_lines else ctc
+    return plain.item(), divergence.item()
 
 
 def _context_layers(args: argparse.Namespace) -> int:

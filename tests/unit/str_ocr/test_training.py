@@ -325,10 +325,12 @@ def test_a_run_resumes_only_with_the_divergence_it_was_trained_with(tmp_path):
     assert train.main([*TINY, *kept, "--steps", "4"])["steps"] == 4
 
 
-def _two_lines_of(text: list[int], frames: int) -> SimpleNamespace:
-    """What ``ctc_loss`` reads of a batch: two lines of ``text`` (class indices), ``frames`` frames each."""
-    return SimpleNamespace(targets=torch.tensor([text, text]), input_lengths=torch.tensor([frames, frames]),
-                           target_lengths=torch.tensor([len(text), len(text)]))
+def _two_lines_of(text: list[int], frames: int, other: list[int] | None = None) -> SimpleNamespace:
+    """What ``ctc_loss`` reads of a batch: a line of ``text`` (class indices) and one of ``other`` (default: the
+    same), ``frames`` frames each."""
+    other = text if other is None else other
+    return SimpleNamespace(targets=torch.tensor(text + other), input_lengths=torch.tensor([frames, frames]),
+                           target_lengths=torch.tensor([len(text), len(other)]))
 
 
 def test_hard_lines_count_a_line_read_surely_less_than_one_read_unsurely():
@@ -337,19 +339,40 @@ def test_hard_lines_count_a_line_read_surely_less_than_one_read_unsurely():
     logits[0, torch.arange(6), torch.tensor([0, 3, 0, 4, 0, 0])] = 8.0  # the first line read surely as its text
     log_probs = logits.log_softmax(2).requires_grad_()
 
-    def sure_lines_share_of_the_gradient(gamma: float) -> float:
+    def sure_to_unsure_gradient_ratio(gamma: float) -> float:
         log_probs.grad = None
         train.ctc_loss(log_probs, batch, gamma).backward()
         norms = log_probs.grad.flatten(1).norm(dim=1)
         return float(norms[0] / norms[1])
 
-    assert sure_lines_share_of_the_gradient(2.0) < 0.05 * sure_lines_share_of_the_gradient(0.0)
+    assert sure_to_unsure_gradient_ratio(2.0) < 0.05 * sure_to_unsure_gradient_ratio(0.0)
 
 
 def test_hard_lines_read_alike_count_as_without_them():
-    batch = _two_lines_of([3, 4, 4], frames=8)
+    torch.manual_seed(3)
     log_probs = torch.randn(1, 8, 37).expand(2, 8, 37).log_softmax(2)
+    batch = _two_lines_of([3, 4, 4], frames=8)
     assert train.ctc_loss(log_probs, batch, 2.0).item() == pytest.approx(train.ctc_loss(log_probs, batch).item())
+
+
+def test_hard_lines_count_each_line_per_character_of_its_own():
+    log_probs = torch.full((2, 8, 37), 1 / 37).log()  # every text of a length equally likely
+    batch = _two_lines_of([3], frames=8, other=[3, 4, 5, 6])
+    per_line = torch.nn.functional.ctc_loss(log_probs.permute(1, 0, 2), batch.targets, batch.input_lengths,
+                                            batch.target_lengths, reduction="none")
+    weights = (1 - torch.exp(-per_line)) ** 2
+    expected = (weights / weights.mean() * per_line / batch.target_lengths).mean()
+    assert train.ctc_loss(log_probs, batch, 2.0).item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_a_step_weighing_hard_lines_reports_the_loss_of_every_line_alike():
+    torch.manual_seed(5)
+    model = STRModel(output_channels=16).train()
+    batch = next(iter(train.SyntheticBatches(seed=4, batch_size=8, fixed_fraction=0.0)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    plain, weighted = (train._step(model, optimizer, None, batch, torch.device("cpu"), False, hard_lines=gamma)[0]
+                       for gamma in (0.0, 2.0))
+    assert weighted == pytest.approx(plain, rel=1e-5)
 
 
 def test_a_run_resumes_only_with_the_line_weights_it_was_trained_with(tmp_path):
