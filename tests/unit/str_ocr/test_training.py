@@ -383,6 +383,17 @@ def test_a_run_resumes_only_with_the_line_weights_it_was_trained_with(tmp_path):
     assert train.main([*TINY, *run, "--hard-lines", "1", "--steps", "4"])["steps"] == 4
 
 
+def test_a_checkpoint_from_before_hard_lines_resumes_as_every_line_alike(tmp_path):
+    run = tmp_path / "run"
+    train.main([*TINY, "--run-dir", str(run), "--steps", "2"])
+    state = torch.load(run / "last.pt", weights_only=False)
+    del state["args"]["hard_lines"]
+    torch.save(state, run / "last.pt")
+    with pytest.raises(SystemExit, match="--hard-lines 0: resume with those"):
+        train.main([*TINY, "--run-dir", str(run), "--hard-lines", "1", "--steps", "4"])
+    assert train.main([*TINY, "--run-dir", str(run), "--steps", "4"])["steps"] == 4
+
+
 def test_negative_hard_lines_are_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         train.parse_args(["--hard-lines", "-1"])
