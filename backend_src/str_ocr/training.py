@@ -210,20 +210,29 @@ def line_log_probs(model: STRModel, batch: Batch, device: torch.device, bf16: bo
     return logits.float().log_softmax(2)
 
 
-def ctc_loss(log_probs: torch.Tensor, batch: Batch, hard_lines: float = 0.0) -> torch.Tensor:
-    """The batch's CTC loss from ``line_log_probs``' ``[N, T, C]`` (in f32 whatever the network computed in): each
-    line's per character, averaged over the lines. With ``hard_lines`` (gamma) above 0 a line counts in proportion
-    to (1 - p)**gamma, p the probability the network gives its text, the weights averaging 1 over the batch: lines
-    it reads surely count less, as in focal loss."""
+def line_ctc_losses(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """Each line's CTC loss, -log p of its text, ``[N]``, from ``line_log_probs``' ``[N, T, C]`` (in f32 whatever the
+    network computed in)."""
     by_frame = log_probs.permute(1, 0, 2)  # [T, N, C], as ctc_loss wants
+    return F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0, reduction="none",
+                      zero_infinity=True)
+
+
+def weighed_ctc_loss(per_line: torch.Tensor, batch: Batch, hard_lines: float = 0.0) -> torch.Tensor:
+    """The batch's CTC loss from ``line_ctc_losses``: each line's per character, averaged over the lines (as
+    ``F.ctc_loss``'s mean). With ``hard_lines`` (gamma) above 0 a line counts in proportion to (1 - p)**gamma, p the
+    probability the network gives its text, the weights averaging 1 over the batch: lines it reads surely count
+    less, as in focal loss."""
+    per_character = per_line / batch.target_lengths.to(per_line.device).clamp(min=1)
     if not hard_lines:
-        return F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0,
-                          zero_infinity=True)
-    per_line = F.ctc_loss(by_frame, batch.targets, batch.input_lengths, batch.target_lengths, blank=0,
-                          reduction="none", zero_infinity=True)  # -log p of each line's text
+        return per_character.mean()
     weights = (-torch.expm1(-per_line.detach())).pow(hard_lines)  # 1 - p, exact where p is near 1
-    weights = weights / weights.mean().clamp(min=1e-6)
-    return (weights * per_line / batch.target_lengths.to(per_line.device).clamp(min=1)).mean()
+    return (weights / weights.mean().clamp(min=1e-6) * per_character).mean()
+
+
+def ctc_loss(log_probs: torch.Tensor, batch: Batch, hard_lines: float = 0.0) -> torch.Tensor:
+    """The batch's CTC loss from ``line_log_probs``' ``[N, T, C]``, its lines weighed as ``weighed_ctc_loss`` says."""
+    return weighed_ctc_loss(line_ctc_losses(log_probs, batch), batch, hard_lines)
 
 
 def kept_close_loss(log_probs: torch.Tensor, kept_log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
@@ -514,7 +523,8 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
     following it; the batch's CTC loss, every line alike whatever the step weighed them by, so that runs compare, and
     its divergence from the kept weights of ``close`` (0 without them)."""
     log_probs = line_log_probs(model, batch, device, bf16)
-    ctc = ctc_loss(log_probs, batch, hard_lines)
+    per_line = line_ctc_losses(log_probs, batch)
+    ctc = weighed_ctc_loss(per_line, batch, hard_lines)
     divergence, weight = torch.zeros((), device=device), 0.0
     if close is not None and bool(batch.earlier.any()):
         with torch.no_grad():
@@ -526,7 +536,7 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
     optimizer.step()
     if average is not None:
         average.update_parameters(model)
-    plain = ctc_loss(log_probs.detach(), batch) if hard_lines else ctc
+    plain = weighed_ctc_loss(per_line.detach(), batch) if hard_lines else ctc
     return plain.item(), divergence.item()
 
 
