@@ -18,7 +18,8 @@ times, beside CTC), so that what it learns of the new faces need not cost what t
 With ``--context-layers`` the network has self-attention layers over its frames (``str_ocr.model.FrameContext``),
 trained at ``--context-lr``; those ``--init`` lacks start as the identity. ``--frozen-batch-norm`` keeps batch norm
 on its running statistics, as the weights are served (rounds 20 and 21's prototype, ``training_rounds/round20``,
-trained a context head so).
+trained a context head so). With ``--read-again-by`` a step counts only the lines those weights read less surely
+than ``--read-again-below``: second weights learn the lines ``ocr`` has them read.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from tqdm import tqdm
 
 from str_ocr import STRModel, load_model, output_length, save_checkpoint
 from str_ocr.allocator import keeps_freed_memory, purge_freed_memory
-from str_ocr.checkpoint import context_layers
+from str_ocr.checkpoint import checkpoint_width, context_layers
+from str_ocr.contract import READ_AGAIN_BELOW
 from str_ocr.fonts import FONT_SETS, font_files
 from str_ocr.metrics import Scores, score
 from str_ocr.packing import pad_to_width
@@ -218,21 +220,32 @@ def line_ctc_losses(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
                       zero_infinity=True)
 
 
-def weighed_ctc_loss(per_line: torch.Tensor, batch: Batch, hard_lines: float = 0.0) -> torch.Tensor:
+def weighed_ctc_loss(per_line: torch.Tensor, batch: Batch, hard_lines: float = 0.0,
+                     counted: torch.Tensor | None = None) -> torch.Tensor:
     """The batch's CTC loss from ``line_ctc_losses``: each line's per character, averaged over the lines (as
     ``F.ctc_loss``'s mean). With ``hard_lines`` (gamma) above 0 a line counts in proportion to (1 - p)**gamma, p the
     probability the network gives its text, the weights averaging 1 over the batch: lines it reads surely count
-    less, as in focal loss."""
+    less, as in focal loss. ``counted`` (``[N]`` bool) leaves the other lines out; none counted, the loss is 0."""
     per_character = per_line / batch.target_lengths.to(per_line.device).clamp(min=1)
-    if not hard_lines:
+    if not hard_lines and counted is None:
         return per_character.mean()
     weights = (-torch.expm1(-per_line.detach())).pow(hard_lines)  # 1 - p, exact where p is near 1
+    if counted is not None:
+        weights = weights * counted.to(weights.dtype)
     return (weights / weights.mean().clamp(min=1e-6) * per_character).mean()
 
 
 def ctc_loss(log_probs: torch.Tensor, batch: Batch, hard_lines: float = 0.0) -> torch.Tensor:
     """The batch's CTC loss from ``line_log_probs``' ``[N, T, C]``, its lines weighed as ``weighed_ctc_loss`` says."""
     return weighed_ctc_loss(line_ctc_losses(log_probs, batch), batch, hard_lines)
+
+
+def line_confidences(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """Each line's confidence, ``[N]``, as ``str_ocr.text.greedy_decode`` gives it from its own frames of
+    ``line_log_probs``' ``[N, T, C]``: the product of each frame's likeliest class's probability."""
+    best = log_probs.max(dim=2).values
+    own = torch.arange(best.shape[1], device=best.device) < batch.input_lengths.to(best.device)[:, None]
+    return (best * own).sum(dim=1).exp()
 
 
 def kept_close_loss(log_probs: torch.Tensor, kept_log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
@@ -255,6 +268,15 @@ class KeptClose:
 
     model: STRModel
     weight: float
+
+
+@dataclass
+class ReadAgain:
+    """Weights whose unsure lines, those they read less surely than ``below``, are the only lines a run counts
+    (``--read-again-by``): as ``ocr`` reads again, so that second weights learn the lines they are served."""
+
+    model: STRModel
+    below: float
 
 
 def uses_bf16(precision: str, device: torch.device) -> bool:
@@ -370,6 +392,13 @@ def _add_optimisation_arguments(parser: argparse.ArgumentParser) -> None:
                        help="weigh each line's CTC loss by (1 - p)**GAMMA, p the probability the network gives its "
                             "text, so that lines it reads surely count less (focal loss; e.g. 1); 0: every line "
                             "alike (default)")
+    group.add_argument("--read-again-by", type=Path, default=None, metavar="CHECKPOINT",
+                       help="count only the lines these weights read less surely than --read-again-below, as ocr "
+                            "reads those again: give the first weights to train second weights on the lines they "
+                            "are served (default: every line counts)")
+    group.add_argument("--read-again-below", type=float, default=READ_AGAIN_BELOW, metavar="C",
+                       help="with --read-again-by, the confidence below which a line counts (default: %(default)s, "
+                            "ocr's)")
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -416,6 +445,8 @@ def _argument_problem(args: argparse.Namespace) -> str | None:
                 "--keep-close-to")
     if args.hard_lines < 0:
         return f"--hard-lines must be 0 or more, got {args.hard_lines}: 0 weighs every line alike"
+    if not 0 < args.read_again_below <= 1:
+        return f"--read-again-below must be in (0, 1], got {args.read_again_below}: a line's confidence is in [0, 1]"
     if args.context_layers is not None and args.context_layers < 0:
         return f"--context-layers must be 0 or more, got {args.context_layers}"
     if args.context_lr is not None and args.context_layers == 0:
@@ -471,8 +502,9 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
         raise SystemExit(f"train: {state_path} averages its weights with --average-decay {decay}: resume with that, "
                          "or start a new --run-dir")
     if _objective(state["args"]) != _objective(vars(args)):  # the loss must not change halfway through the schedule
-        kept, weight, hard_lines = _objective(state["args"])
+        kept, weight, hard_lines, read_again_by, below = _objective(state["args"])
         given = f"--keep-close-to {kept} --keep-weight {weight}" if kept else "no --keep-close-to"
+        given += f", --read-again-by {read_again_by} --read-again-below {below}" if read_again_by else ""
         raise SystemExit(f"train: {state_path} was trained with {given} and --hard-lines {hard_lines:g}: resume "
                          "with those, or start a new --run-dir")
     model.load_state_dict(state["model"])
@@ -483,12 +515,13 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
     return state["step"], state["elapsed"], state.get("average")
 
 
-def _objective(args: dict) -> tuple[str | None, float | None, float]:
-    """The kept weights and their weight beside CTC, and how lines are weighed (``--hard-lines``), as a run's
-    arguments give them (none and 0 before they existed)."""
-    kept = args.get("keep_close_to")
-    hard_lines = float(args.get("hard_lines", 0.0))
-    return (str(kept), float(args["keep_weight"]), hard_lines) if kept is not None else (None, None, hard_lines)
+def _objective(args: dict) -> tuple[str | None, float | None, float, str | None, float | None]:
+    """The kept weights and their weight beside CTC, how lines are weighed (``--hard-lines``) and which count
+    (``--read-again-by``, ``--read-again-below``), as a run's arguments give them (none and 0 before they existed)."""
+    kept, read_again_by = args.get("keep_close_to"), args.get("read_again_by")
+    kept_close = (str(kept), float(args["keep_weight"])) if kept is not None else (None, None)
+    counted = (str(read_again_by), float(args["read_again_below"])) if read_again_by is not None else (None, None)
+    return kept_close[0], kept_close[1], float(args.get("hard_lines", 0.0)), *counted
 
 
 def _moving_average(decay: float) -> Callable[[list[torch.Tensor], list[torch.Tensor], torch.Tensor], None]:
@@ -518,13 +551,18 @@ def _weight_average(model: STRModel, decay: float, state: Tensors | None) -> Ave
 
 def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedModel | None, batch: Batch,
           device: torch.device, bf16: bool, close: KeptClose | None = None,
-          hard_lines: float = 0.0) -> tuple[float, float]:
-    """One optimiser step on ``batch`` (its lines weighed as ``ctc_loss``'s ``hard_lines`` says), the average
-    following it; the batch's CTC loss, every line alike whatever the step weighed them by, so that runs compare, and
-    its divergence from the kept weights of ``close`` (0 without them)."""
+          hard_lines: float = 0.0, read_again: ReadAgain | None = None) -> tuple[float, float]:
+    """One optimiser step on ``batch`` (its lines weighed as ``ctc_loss``'s ``hard_lines`` says, only those the
+    weights of ``read_again`` read again counted), the average following it; the batch's CTC loss, every line alike
+    whatever the step weighed them by, so that runs compare, and its divergence from the kept weights of ``close``
+    (0 without them)."""
     log_probs = line_log_probs(model, batch, device, bf16)
     per_line = line_ctc_losses(log_probs, batch)
-    ctc = weighed_ctc_loss(per_line, batch, hard_lines)
+    counted = None
+    if read_again is not None:
+        with torch.no_grad():
+            counted = line_confidences(line_log_probs(read_again.model, batch, device, bf16), batch) < read_again.below
+    ctc = weighed_ctc_loss(per_line, batch, hard_lines, counted)
     divergence, weight = torch.zeros((), device=device), 0.0
     if close is not None and bool(batch.earlier.any()):
         with torch.no_grad():
@@ -536,7 +574,7 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
     optimizer.step()
     if average is not None:
         average.update_parameters(model)
-    plain = weighed_ctc_loss(per_line.detach(), batch) if hard_lines else ctc
+    plain = weighed_ctc_loss(per_line.detach(), batch) if hard_lines or counted is not None else ctc
     return plain.item(), divergence.item()
 
 
@@ -586,6 +624,14 @@ def _kept_close(args: argparse.Namespace, device: torch.device) -> KeptClose | N
             module.momentum = 0.0
     _train_mode(model.requires_grad_(False), args.frozen_batch_norm)
     return KeptClose(model, args.keep_weight)
+
+
+def _read_again(args: argparse.Namespace, device: torch.device) -> ReadAgain | None:
+    if args.read_again_by is None:
+        return None
+    model = load_model(args.read_again_by, checkpoint_width(args.read_again_by))
+    return ReadAgain(model.to(device, memory_format=torch.channels_last).eval().requires_grad_(False),
+                     args.read_again_below)
 
 
 def _figures(model: STRModel, validation: list[Sample], held_out: list[Sample],
@@ -651,6 +697,7 @@ class _Run:
     peak_lrs: list[float]
     average: AveragedModel | None
     kept_close: KeptClose | None
+    read_again: ReadAgain | None
     device: torch.device
     bf16: bool
     step: int
@@ -668,7 +715,7 @@ class _Run:
         for group, peak_lr in zip(self.optimizer.param_groups, self.peak_lrs):
             group["lr"] = learning_rate(peak_lr, progress)
         loss, divergence = _step(self.model, self.optimizer, self.average, batch, self.device, self.bf16,
-                                 self.kept_close, self.args.hard_lines)
+                                 self.kept_close, self.args.hard_lines, self.read_again)
         self.losses.append(loss)
         self.divergences.append(divergence)
         self.step += 1
@@ -683,6 +730,7 @@ class _Run:
 def _start(args: argparse.Namespace, device: torch.device) -> _Run:
     """The run ``args`` ask for, resumed from ``--run-dir``'s ``last.pt`` where there is one."""
     kept_close = _kept_close(args, device)  # before anything is written: a wrong --keep-close-to stops the run here
+    read_again = _read_again(args, device)
     model = STRModel(output_channels=args.output_channels, context_layers=_context_layers(args))
     model = model.to(device, memory_format=torch.channels_last)
     groups, peak_lrs = _parameter_groups(model, args)
@@ -690,8 +738,8 @@ def _start(args: argparse.Namespace, device: torch.device) -> _Run:
     args.run_dir.mkdir(parents=True, exist_ok=True)
     step, elapsed, average_state = _resume(args, model, optimizer, device)
     average = _weight_average(model, args.average_decay, average_state)
-    return _Run(args, model, optimizer, peak_lrs, average, kept_close, device, uses_bf16(args.precision, device),
-                step, elapsed)
+    return _Run(args, model, optimizer, peak_lrs, average, kept_close, read_again, device,
+                uses_bf16(args.precision, device), step, elapsed)
 
 
 def _log_validation(run: _Run, validation: list[Sample], held_out: list[Sample]) -> dict[str, str]:

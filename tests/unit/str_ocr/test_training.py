@@ -16,6 +16,7 @@ from str_ocr import Recognizer, STRModel, load_model, save_checkpoint
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.fonts import font_files
 from str_ocr.synth import TextLineSynth, Variety
+from str_ocr.text import greedy_decode
 from str_ocr_triton.config import served_weights
 
 TINY = ["--output-channels", "16", "--batch-size", "8", "--workers", "0", "--val-size", "4", "--val-every", "1000",
@@ -398,6 +399,58 @@ def test_negative_hard_lines_are_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         train.parse_args(["--hard-lines", "-1"])
     assert "--hard-lines must be 0 or more" in capsys.readouterr().err
+
+
+def test_a_line_s_confidence_is_the_one_its_greedy_decoding_gives_on_its_own_frames():
+    torch.manual_seed(8)
+    logits = 3 * torch.randn(3, 12, 37)
+    batch = SimpleNamespace(input_lengths=torch.tensor([12, 9, 4]))
+    confidences = train.line_confidences(logits.log_softmax(2), batch)
+    for line, frames, confidence in zip(logits, batch.input_lengths, confidences):
+        assert confidence.item() == pytest.approx(greedy_decode(line[:frames].numpy()).confidence, rel=1e-4)
+
+
+def test_only_the_lines_counted_make_the_loss():
+    torch.manual_seed(9)
+    log_probs = torch.randn(2, 8, 37).log_softmax(2)
+    batch = _two_lines_of([3, 4], frames=8, other=[5, 6, 7])
+    per_line = train.line_ctc_losses(log_probs, batch)
+    for gamma in (0.0, 1.0):
+        assert train.weighed_ctc_loss(per_line, batch, gamma, torch.tensor([False, True])).item() == pytest.approx(
+            per_line[1].item() / 3, rel=1e-5)
+        assert train.weighed_ctc_loss(per_line, batch, gamma, torch.tensor([False, False])).item() == 0.0
+
+
+@pytest.mark.parametrize("below, moves", [(0.0, False), (1.0, True)])  # no confidence is below 0
+def test_a_step_learns_only_from_the_lines_the_reading_weights_read_again(below, moves):
+    torch.manual_seed(5)
+    model = STRModel(output_channels=16).train()
+    before = [parameter.detach().clone() for parameter in model.parameters()]
+    batch = next(iter(train.SyntheticBatches(seed=4, batch_size=8, fixed_fraction=0.0)))
+    read_again = train.ReadAgain(STRModel(output_channels=16).eval(), below)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train._step(model, optimizer, None, batch, torch.device("cpu"), False, read_again=read_again)
+    moved = any(not torch.equal(b, a) for b, a in zip(before, model.parameters()))
+    assert moved is moves
+
+
+def test_a_run_reading_again_by_weights_resumes_only_with_them(tmp_path):
+    save_checkpoint(STRModel(output_channels=32), tmp_path / "first.pth")  # of its own width, not the run's
+    run = ["--run-dir", str(tmp_path / "run")]
+    counted = ["--read-again-by", str(tmp_path / "first.pth"), "--read-again-below", "0.8"]
+    train.main([*TINY, *run, *counted, "--steps", "2"])
+    with pytest.raises(SystemExit, match="--read-again-below 0.8 and --hard-lines 0: resume with those"):
+        train.main([*TINY, *run, "--steps", "4"])
+    with pytest.raises(SystemExit, match="resume with those"):
+        train.main([*TINY, *run, *counted[:2], "--steps", "4"])
+    assert train.main([*TINY, *run, *counted, "--steps", "4"])["steps"] == 4
+
+
+@pytest.mark.parametrize("below", ["0", "1.5"])
+def test_a_read_again_confidence_outside_0_to_1_is_a_usage_error(below, capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args(["--read-again-below", below])
+    assert "--read-again-below must be in (0, 1]" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
