@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -229,9 +230,9 @@ def weighed_ctc_loss(per_line: torch.Tensor, batch: Batch, hard_lines: float = 0
     per_character = per_line / batch.target_lengths.to(per_line.device).clamp(min=1)
     if not hard_lines and counted is None:
         return per_character.mean()
-    weights = (-torch.expm1(-per_line.detach())).pow(hard_lines)  # 1 - p, exact where p is near 1
-    if counted is not None:
-        weights = weights * counted.to(weights.dtype)
+    weights = torch.ones_like(per_line) if counted is None else counted.to(per_line.dtype)
+    if hard_lines:
+        weights = weights * (-torch.expm1(-per_line.detach())).pow(hard_lines)  # 1 - p, exact where p is near 1
     return (weights / weights.mean().clamp(min=1e-6) * per_character).mean()
 
 
@@ -240,12 +241,16 @@ def ctc_loss(log_probs: torch.Tensor, batch: Batch, hard_lines: float = 0.0) -> 
     return weighed_ctc_loss(line_ctc_losses(log_probs, batch), batch, hard_lines)
 
 
+def own_frames(batch: Batch, frames: int, device: torch.device) -> torch.Tensor:
+    """``[N, frames]`` bool: which of each line's frames are its own, not its padding's."""
+    return torch.arange(frames, device=device)[None, :] < batch.input_lengths.to(device)[:, None]
+
+
 def line_confidences(log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
     """Each line's confidence, ``[N]``, as ``str_ocr.text.greedy_decode`` gives it from its own frames of
     ``line_log_probs``' ``[N, T, C]``: the product of each frame's likeliest class's probability."""
     best = log_probs.max(dim=2).values
-    own = torch.arange(best.shape[1], device=best.device) < batch.input_lengths.to(best.device)[:, None]
-    return (best * own).sum(dim=1).exp()
+    return (best * own_frames(batch, best.shape[1], best.device)).sum(dim=1).exp()
 
 
 def kept_close_loss(log_probs: torch.Tensor, kept_log_probs: torch.Tensor, batch: Batch) -> torch.Tensor:
@@ -253,8 +258,7 @@ def kept_close_loss(log_probs: torch.Tensor, kept_log_probs: torch.Tensor, batch
     each frame's distribution, ``log_probs`` and ``kept_log_probs`` both ``[N, T, C]``, summed over each line's own
     frames and divided by its label's length as CTC's mean is, then averaged over the batch's earlier lines (so its
     weight beside CTC does not depend on their share; 0 where there are none). A scalar."""
-    frames = torch.arange(log_probs.shape[1], device=log_probs.device)
-    own = frames[None, :] < batch.input_lengths.to(log_probs.device)[:, None]
+    own = own_frames(batch, log_probs.shape[1], log_probs.device)
     divergence = (kept_log_probs.exp() * (kept_log_probs - log_probs)).sum(2)  # [N, T]
     per_line = (divergence * own).sum(1) / batch.target_lengths.to(log_probs.device).clamp(min=1)
     earlier = batch.earlier.to(log_probs.device, dtype=per_line.dtype)
@@ -309,6 +313,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if problem := _argument_problem(args):
         parser.error(problem)
+    if args.read_again_by is not None and args.read_again_below is None:
+        args.read_again_below = READ_AGAIN_BELOW
     return args
 
 
@@ -396,9 +402,9 @@ def _add_optimisation_arguments(parser: argparse.ArgumentParser) -> None:
                        help="count only the lines these weights read less surely than --read-again-below, as ocr "
                             "reads those again: give the first weights to train second weights on the lines they "
                             "are served (default: every line counts)")
-    group.add_argument("--read-again-below", type=float, default=READ_AGAIN_BELOW, metavar="C",
-                       help="with --read-again-by, the confidence below which a line counts (default: %(default)s, "
-                            "ocr's)")
+    group.add_argument("--read-again-below", type=float, default=None, metavar="C",
+                       help="with --read-again-by, the confidence below which a line counts (default: "
+                            f"{READ_AGAIN_BELOW}, ocr's)")
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -445,7 +451,9 @@ def _argument_problem(args: argparse.Namespace) -> str | None:
                 "--keep-close-to")
     if args.hard_lines < 0:
         return f"--hard-lines must be 0 or more, got {args.hard_lines}: 0 weighs every line alike"
-    if not 0 < args.read_again_below <= 1:
+    if args.read_again_below is not None and args.read_again_by is None:
+        return "--read-again-below sets which lines --read-again-by's weights read again: give --read-again-by too"
+    if args.read_again_below is not None and not 0 < args.read_again_below <= 1:
         return f"--read-again-below must be in (0, 1], got {args.read_again_below}: a line's confidence is in [0, 1]"
     if args.context_layers is not None and args.context_layers < 0:
         return f"--context-layers must be 0 or more, got {args.context_layers}"
@@ -501,12 +509,10 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
     if decay and decay != args.average_decay:  # going on without it would overwrite the average in last.pt
         raise SystemExit(f"train: {state_path} averages its weights with --average-decay {decay}: resume with that, "
                          "or start a new --run-dir")
-    if _objective(state["args"]) != _objective(vars(args)):  # the loss must not change halfway through the schedule
-        kept, weight, hard_lines, read_again_by, below = _objective(state["args"])
-        given = f"--keep-close-to {kept} --keep-weight {weight}" if kept else "no --keep-close-to"
-        given += f", --read-again-by {read_again_by} --read-again-below {below}" if read_again_by else ""
-        raise SystemExit(f"train: {state_path} was trained with {given} and --hard-lines {hard_lines:g}: resume "
-                         "with those, or start a new --run-dir")
+    trained = Objective.of(state["args"])
+    if trained != Objective.of(vars(args)):  # the loss must not change halfway through the schedule
+        raise SystemExit(f"train: {state_path} was trained with {trained.flags()}: resume with those, or start a "
+                         "new --run-dir")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     print(f"resuming {state_path} at step {state['step']}", file=sys.stderr)
@@ -515,13 +521,32 @@ def _resume(args: argparse.Namespace, model: STRModel, optimizer: torch.optim.Op
     return state["step"], state["elapsed"], state.get("average")
 
 
-def _objective(args: dict) -> tuple[str | None, float | None, float, str | None, float | None]:
-    """The kept weights and their weight beside CTC, how lines are weighed (``--hard-lines``) and which count
-    (``--read-again-by``, ``--read-again-below``), as a run's arguments give them (none and 0 before they existed)."""
-    kept, read_again_by = args.get("keep_close_to"), args.get("read_again_by")
-    kept_close = (str(kept), float(args["keep_weight"])) if kept is not None else (None, None)
-    counted = (str(read_again_by), float(args["read_again_below"])) if read_again_by is not None else (None, None)
-    return kept_close[0], kept_close[1], float(args.get("hard_lines", 0.0)), *counted
+class Objective(NamedTuple):
+    """What a run's loss is made of, which must not change when it resumes: the kept weights and their weight beside
+    CTC (``--keep-close-to``), how lines are weighed (``--hard-lines``) and which count (``--read-again-by``)."""
+
+    kept: str | None
+    kept_weight: float | None
+    hard_lines: float
+    read_again_by: str | None
+    read_again_below: float | None
+
+    @classmethod
+    def of(cls, args: dict) -> Objective:
+        """As a run's arguments give it (none and 0 for flags older than the run)."""
+        kept, read_again_by = args.get("keep_close_to"), args.get("read_again_by")
+        return cls(str(kept) if kept is not None else None,
+                   float(args["keep_weight"]) if kept is not None else None,
+                   float(args.get("hard_lines", 0.0)),
+                   str(read_again_by) if read_again_by is not None else None,
+                   float(args["read_again_below"]) if read_again_by is not None else None)
+
+    def flags(self) -> str:
+        """The flags that give it, for a message."""
+        kept = f"--keep-close-to {self.kept} --keep-weight {self.kept_weight:g}" if self.kept else "no --keep-close-to"
+        counted = (f"--read-again-by {self.read_again_by} --read-again-below {self.read_again_below:g}"
+                   if self.read_again_by else "no --read-again-by")
+        return f"{kept}, {counted} and --hard-lines {self.hard_lines:g}"
 
 
 def _moving_average(decay: float) -> Callable[[list[torch.Tensor], list[torch.Tensor], torch.Tensor], None]:
@@ -627,6 +652,7 @@ def _kept_close(args: argparse.Namespace, device: torch.device) -> KeptClose | N
 
 
 def _read_again(args: argparse.Namespace, device: torch.device) -> ReadAgain | None:
+    """``--read-again-by``'s weights, of their own width, read as served: batch norm on its running statistics."""
     if args.read_again_by is None:
         return None
     model = load_model(args.read_again_by, checkpoint_width(args.read_again_by))

@@ -446,11 +446,50 @@ def test_a_run_reading_again_by_weights_resumes_only_with_them(tmp_path):
     assert train.main([*TINY, *run, *counted, "--steps", "4"])["steps"] == 4
 
 
-@pytest.mark.parametrize("below", ["0", "1.5"])
-def test_a_read_again_confidence_outside_0_to_1_is_a_usage_error(below, capsys):
+@pytest.mark.parametrize("flags, message", [
+    (["--read-again-by", "first.pth", "--read-again-below", "0"], "--read-again-below must be in (0, 1]"),
+    (["--read-again-by", "first.pth", "--read-again-below", "1.5"], "--read-again-below must be in (0, 1]"),
+    (["--read-again-below", "0.8"], "give --read-again-by too"),
+])
+def test_a_read_again_confidence_outside_0_to_1_or_without_weights_is_a_usage_error(flags, message, capsys):
     with pytest.raises(SystemExit):
-        train.parse_args(["--read-again-below", below])
-    assert "--read-again-below must be in (0, 1]" in capsys.readouterr().err
+        train.parse_args(flags)
+    assert message in capsys.readouterr().err
+
+
+def test_a_line_s_confidence_in_a_training_batch_is_the_one_the_served_recogniser_gives_it():
+    torch.manual_seed(10)
+    model = STRModel(output_channels=16).eval()
+    synth = TextLineSynth(11, font_files("core"), variety=Variety())
+    samples = [synth.sample() for _ in range(6)]
+    assert len({s.image.shape[1] for s in samples}) > 1, "the lines should be of several widths, padded in the batch"
+    batch = train.collate(samples)
+    with torch.no_grad():
+        trained = train.line_confidences(train.line_log_probs(model, batch, torch.device("cpu")), batch)
+    served = [reading.confidence for reading in Recognizer(model).read([s.image for s in samples])]
+    assert trained.tolist() == pytest.approx(served, rel=1e-3)
+
+
+def test_a_run_reads_again_by_its_weights_of_their_own_width_as_served(tmp_path, monkeypatch):
+    save_checkpoint(STRModel(output_channels=32), tmp_path / "first.pth")
+    seen = []
+    step = train._step
+    monkeypatch.setattr(train, "_step", lambda *args, **kwargs: seen.append(args[-1]) or step(*args, **kwargs))
+    train.main([*TINY, "--run-dir", str(tmp_path / "run"), "--read-again-by", str(tmp_path / "first.pth"),
+                "--read-again-below", "0.8", "--steps", "1"])
+    (read_again,) = seen
+    assert read_again.below == 0.8
+    assert not any(module.training for module in read_again.model.modules())  # batch norm on its running statistics
+    served = load_model(tmp_path / "first.pth", output_channels=32).state_dict()
+    assert all(torch.equal(value, served[key]) for key, value in read_again.model.state_dict().items())
+
+
+def test_a_run_trained_on_every_line_refuses_to_resume_counting_fewer(tmp_path):
+    save_checkpoint(STRModel(output_channels=16), tmp_path / "first.pth")
+    run = ["--run-dir", str(tmp_path / "run")]
+    train.main([*TINY, *run, "--steps", "2"])
+    with pytest.raises(SystemExit, match="no --read-again-by and --hard-lines 0: resume with those"):
+        train.main([*TINY, *run, "--read-again-by", str(tmp_path / "first.pth"), "--steps", "4"])
 
 
 @pytest.fixture(scope="module")
