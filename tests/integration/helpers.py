@@ -15,7 +15,7 @@ import torch
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 
-from str_ocr.contract import RECOGNIZER
+from str_ocr.contract import MAX_WIDTH, RECOGNIZER
 from str_ocr.engines import Engine
 from str_ocr.serving import ServingSettings
 from str_ocr.settings import model_parameters
@@ -94,11 +94,12 @@ def busy_instance_blocker(batch: int = 16, width: int = 2048) -> np.ndarray:
     return np.zeros((batch, 1, 32, width), np.float32)
 
 
-async def _behind(url: str, blocker: np.ndarray, arrays: list[np.ndarray], head_start: float, model: str):
-    first = asyncio.create_task(infer_each(url, model, [recognizer_inputs(blocker)], 1))
+async def _behind(url: str, blockers: list[np.ndarray], arrays: list[np.ndarray], head_start: float, model: str,
+                  concurrency: int) -> tuple[list[Outcome], list[Outcome]]:
+    first = asyncio.create_task(infer_each(url, model, [recognizer_inputs(b) for b in blockers], len(blockers)))
     await asyncio.sleep(head_start)
-    rest = await infer_each(url, model, [recognizer_inputs(a) for a in arrays], len(arrays))
-    return logits_or_error((await first)[0]), [logits_or_error(o) for o in rest]
+    rest = await infer_each(url, model, [recognizer_inputs(a) for a in arrays], concurrency)
+    return await first, rest
 
 
 def send_behind_a_busy_instance(
@@ -111,7 +112,44 @@ def send_behind_a_busy_instance(
     find the instance idle and run alone; queueing them behind one slow request makes the batches
     the test is about, however fast or slow the machine. Returns (blocker's result, results).
     """
-    return asyncio.run(_behind(url, blocker, arrays, head_start, model))
+    blocked, rest = asyncio.run(_behind(url, [blocker], arrays, head_start, model, len(arrays)))
+    return logits_or_error(blocked[0]), [logits_or_error(o) for o in rest]
+
+
+def blockers_lasting(server, seconds: float, model: str = MODEL) -> list[np.ndarray]:
+    """One full batch of lines for each instance of ``model``, as wide as keeps them all busy about ``seconds``.
+
+    The width comes from timing such batches at a probe width on this server: how long a given
+    batch keeps an instance busy differs severalfold between machines and with what else runs.
+    """
+    config = served_config(server, model)
+    instances = sum(group.get("count", 1) for group in config["instance_group"])
+
+    def batches(width: int) -> list[np.ndarray]:
+        return [busy_instance_blocker(config["max_batch_size"], width)] * instances
+
+    def busy_for(width: int) -> float:
+        start = time.monotonic()
+        outcomes = infer_each_now(server.grpc_url, model, [recognizer_inputs(b) for b in batches(width)], instances)
+        assert all(o.ok for o in outcomes), [o.result for o in outcomes if not o.ok]
+        return time.monotonic() - start
+
+    probe = 512
+    busy_for(probe)  # the first executions also warm the instances up
+    return batches(int(np.clip(probe * seconds / busy_for(probe), 32, MAX_WIDTH)))
+
+
+def send_timed_behind(
+    url: str, blockers: list[np.ndarray], arrays: list[np.ndarray], concurrency: int, head_start: float = 0.05,
+    model: str = MODEL,
+) -> tuple[list[Outcome], list[Outcome]]:
+    """Send every blocker at once, then, while the instances work on them, ``arrays`` as ``send_timed``.
+
+    A client on the server's own cores may not send faster than the server answers, so its
+    requests never fill the queue; sent while every instance is busy, they do, on any machine.
+    Returns (the blockers' outcomes, the arrays' outcomes).
+    """
+    return asyncio.run(_behind(url, blockers, arrays, head_start, model, concurrency))
 
 
 class Load:

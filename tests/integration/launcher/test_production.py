@@ -20,7 +20,8 @@ from str_ocr_client.samples import generated_images
 from str_ocr_client.stats import metric_total
 
 from ..conftest import start_server
-from ..helpers import MODEL, Load, infer, send_timed, tutorial_input, watch_readiness
+from ..helpers import (MODEL, QUEUE_TIMEOUT, Load, blockers_lasting, infer, send_timed_behind, tutorial_input,
+                       watch_readiness)
 
 pytestmark = pytest.mark.integration
 KEY = "a-key-for-these-tests"
@@ -57,12 +58,14 @@ def test_admin_apis_need_the_key_and_inference_does_not(serve):
 def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
     server = serve(None)  # the recommended config: at most 128 queued requests, 2 s in the queue
     requests = [tutorial_input(2, seed=i) for i in range(1200)]
+    blockers = blockers_lasting(server, seconds=0.7)  # the queue fills behind them, well inside its 2 s
     start = time.monotonic()
-    results = send_timed(server.grpc_url, requests, concurrency=600)
+    blocked, results = send_timed_behind(server.grpc_url, blockers, requests, concurrency=600)
     elapsed = time.monotonic() - start
     answered = [o.seconds for o in results if o.ok]
     refused = [(o.seconds, o.result) for o in results if not o.ok]
     assert len(answered) + len(refused) == len(requests)  # none lost
+    assert all(o.ok or QUEUE_TIMEOUT in str(o.result) for o in blocked), [o.result for o in blocked]
     assert answered and refused, f"{len(answered)} answered, {len(refused)} refused"
     for _, error in refused:
         assert "UNAVAILABLE" in str(error) and ("Exceeds maximum queue size" in str(error) or
@@ -70,7 +73,7 @@ def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
     p95 = float(np.percentile(answered, 95))
     print(f"overload: {len(requests)} sent, {len(answered)} answered, {len(refused)} refused, none lost; "
           f"answered p95 {p95 * 1e3:.0f} ms, refused p95 {np.percentile([s for s, _ in refused], 95) * 1e3:.0f} ms, "
-          f"all in {elapsed:.1f} s")
+          f"all in {elapsed:.1f} s, behind {len(blockers)} batches {blockers[0].shape}")
     assert p95 < 2.0 + 3.0  # the queue timeout, plus the executions that were already running
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
         assert client.is_server_ready() and infer(client, tutorial_input(1)).shape == (1, 26, 37)
