@@ -585,8 +585,8 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
     per_line = line_ctc_losses(log_probs, batch)
     counted = None
     if read_again is not None:
-        with torch.no_grad():
-            counted = line_confidences(line_log_probs(read_again.model, batch, device, bf16), batch) < read_again.below
+        with torch.no_grad():  # in f32, as they are served: bf16 moves confidences near ``below`` across it
+            counted = line_confidences(line_log_probs(read_again.model, batch, device), batch) < read_again.below
     ctc = weighed_ctc_loss(per_line, batch, hard_lines, counted)
     divergence, weight = torch.zeros((), device=device), 0.0
     if close is not None and bool(batch.earlier.any()):

@@ -434,6 +434,23 @@ def test_a_step_learns_only_from_the_lines_the_reading_weights_read_again(below,
     assert moved is moves
 
 
+def test_a_step_in_bf16_chooses_its_lines_by_the_reading_weights_in_f32(monkeypatch):
+    read_again = train.ReadAgain(STRModel(output_channels=16).eval(), 0.9)
+    arithmetic = {}
+    real = train.line_log_probs
+
+    def recorded(model, batch, device, bf16=False):
+        arithmetic[model is read_again.model] = bf16
+        return real(model, batch, device, bf16)
+
+    monkeypatch.setattr(train, "line_log_probs", recorded)
+    model = STRModel(output_channels=16).train()
+    batch = next(iter(train.SyntheticBatches(seed=4, batch_size=4, fixed_fraction=0.0)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train._step(model, optimizer, None, batch, torch.device("cpu"), True, read_again=read_again)
+    assert arithmetic == {False: True, True: False}  # the trained weights in bf16, the reading weights as served
+
+
 def test_a_run_reading_again_by_weights_resumes_only_with_them(tmp_path):
     save_checkpoint(STRModel(output_channels=32), tmp_path / "first.pth")  # of its own width, not the run's
     run = ["--run-dir", str(tmp_path / "run")]
