@@ -274,7 +274,7 @@ class KeptClose:
     weight: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReadAgain:
     """Weights whose unsure lines, those they read less surely than ``below``, are the only lines a run counts
     (``--read-again-by``): as ``ocr`` reads again, so that second weights learn the lines they are served."""
