@@ -1,0 +1,64 @@
+"""Exploration, nothing trained: the served pair reads an unsure line five times again, four of them at another
+stretch (1.2 narrower or wider), where a 0 and a capital O trade widths. Which way of keeping one of the readings
+reads the held-out variable-width lines best? Seed 6117 (the exploration lines of rounds 59-67), 1,000 lines a
+polarity, read again below 0.9 (served).
+
+    PYTHONPATH=backend_src python training_rounds/round68/explore_keeps.py
+"""
+from collections import defaultdict
+
+import torch
+
+from str_ocr.checkpoint import checkpoint_width, load_model
+from str_ocr.contract import READ_AGAIN_BELOW
+from str_ocr.engines import build_engine, choose_engine
+from str_ocr.evaluate import draw_group
+from str_ocr.preprocess import LineLimits
+from str_ocr.read_again import most_agreed, most_confident, read_again_stretches, restretched
+from str_ocr.recognizer import Recognizer
+
+torch.set_num_threads(1)
+device = torch.device("cpu")
+LIMITS = LineLimits(stretch=1.2)
+
+
+def reader(path):
+    model = load_model(path, checkpoint_width(path))
+    return Recognizer(build_engine(model, choose_engine("torch", device), device, 1, "f32"), max_lines=256).read
+
+
+def weighed_agreement(readings, weights):
+    support = defaultdict(float)
+    for reading, weight in zip(readings, weights):
+        support[reading.text] += weight * reading.confidence
+    return max(support, key=support.__getitem__)
+
+
+E, X = reader("training_rounds/round22/str_64ch.pth"), reader("model_repository/text_recognition_second/1/str_64ch.pth")
+sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}
+for name, samples in sets.items():
+    images, truths = [s.image for s in samples], [s.text for s in samples]
+    first = E(images)
+    unsure = [i for i, r in enumerate(first) if r.confidence < READ_AGAIN_BELOW]
+    narrow, wide = read_again_stretches(LIMITS.stretch)
+    lines = {s: [restretched(images[i], s, LIMITS) for i in unsure] for s in (narrow, wide)}
+    e_narrow, e_wide = E(lines[narrow]), E(lines[wide])
+    x_served, x_narrow, x_wide = X([images[i] for i in unsure]), X(lines[narrow]), X(lines[wide])
+
+    def six(k):
+        """Line ``unsure[k]``'s first reading and its five readings again, as served."""
+        return [first[unsure[k]], e_narrow[k], e_wide[k], x_served[k], x_narrow[k], x_wide[k]]
+
+    rules = {
+        "served (most agreed of the five)": lambda k: most_agreed(six(k)[0], six(k)[1:]).text,
+        "most confident of the six": lambda k: most_confident(six(k)[0], six(k)[1:]).text,
+        "most agreed of the six": lambda k: weighed_agreement(six(k), [1] * 6),
+        "most agreed, the served stretch twice": lambda k: weighed_agreement(six(k), [2, 1, 1, 2, 1, 1]),
+        "most confident at the served stretch": lambda k: most_confident(first[unsure[k]], [x_served[k]]).text,
+    }
+    read_again = set(unsure)
+    right_first = sum(first[i].text == truths[i] for i in range(len(images)) if i not in read_again)
+    row = [f"{rule} {right_first + sum(keep(k) == truths[i] for k, i in enumerate(unsure))}"
+           for rule, keep in rules.items()]
+    oracle = right_first + sum(truths[i] in {r.text for r in six(k)} for k, i in enumerate(unsure))
+    print(f"{name}: {len(unsure)} read again; " + "; ".join(row) + f"; truth among them {oracle}", flush=True)
