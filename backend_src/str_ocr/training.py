@@ -585,7 +585,7 @@ def _step(model: STRModel, optimizer: torch.optim.Optimizer, average: AveragedMo
     per_line = line_ctc_losses(log_probs, batch)
     counted = None
     if read_again is not None:
-        with torch.no_grad():  # in f32, as they are served: bf16 moves confidences near ``below`` across it
+        with torch.no_grad():  # f32, as an f32 engine serves them: bf16 moves confidences near ``below`` across it
             counted = line_confidences(line_log_probs(read_again.model, batch, device), batch) < read_again.below
     ctc = weighed_ctc_loss(per_line, batch, hard_lines, counted)
     divergence, weight = torch.zeros((), device=device), 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import subprocess
 import sys
 import threading
@@ -18,11 +19,12 @@ import tritonclient.grpc.aio as grpcaio
 from str_ocr.contract import MAX_WIDTH, RECOGNIZER
 from str_ocr.engines import Engine
 from str_ocr.serving import ServingSettings
-from str_ocr.settings import model_parameters
+from str_ocr.settings import line_limits, model_parameters
 from str_ocr_client.http import GRPC_ADMIN_HEADER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs
 from str_ocr_client.sending import DEFAULT_TIMEOUT, Outcome, infer_each, infer_each_now
+from str_ocr_server.compat.stub_recovery import served_instances
 from str_ocr_triton.config import default_repository
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
@@ -89,16 +91,18 @@ def send_concurrently(url: str, arrays: list[np.ndarray], concurrency: int = 16,
     return [logits_or_error(o) for o in send_timed(url, arrays, concurrency, model)]
 
 
-def busy_instance_blocker(batch: int = 16, width: int = 2048) -> np.ndarray:
-    """A full batch of the widest lines: it always runs alone, and keeps an instance busy for a while."""
+def busy_instance_blocker(batch: int = 16, width: int = MAX_WIDTH) -> np.ndarray:
+    """``batch`` blank lines ``width`` wide (the widest a recogniser accepts unless told): sent as one request, they
+    keep an instance busy for a while."""
     return np.zeros((batch, 1, 32, width), np.float32)
 
 
 async def _behind(url: str, blockers: list[np.ndarray], arrays: list[np.ndarray], head_start: float, model: str,
                   concurrency: int) -> tuple[list[Outcome], list[Outcome]]:
-    first = asyncio.create_task(infer_each(url, model, [recognizer_inputs(b) for b in blockers], len(blockers)))
+    blocking, requests = [recognizer_inputs(b) for b in blockers], [recognizer_inputs(a) for a in arrays]
+    first = asyncio.create_task(infer_each(url, model, blocking, len(blocking)))
     await asyncio.sleep(head_start)
-    rest = await infer_each(url, model, [recognizer_inputs(a) for a in arrays], concurrency)
+    rest = await infer_each(url, model, requests, concurrency)
     return await first, rest
 
 
@@ -117,26 +121,28 @@ def send_behind_a_busy_instance(
 
 
 def blockers_lasting(server, seconds: float, model: str = MODEL) -> list[np.ndarray]:
-    """One full batch of lines for each instance of ``model``, as wide as keeps them all busy about ``seconds``.
+    """Full batches of lines that keep every instance of ``model`` busy about ``seconds``: as wide as that takes,
+    and more than one an instance where even the widest line the model accepts is read sooner.
 
-    The width comes from timing such batches at a probe width on this server: how long a given
-    batch keeps an instance busy differs severalfold between machines and with what else runs.
+    How long a batch keeps an instance busy differs severalfold between machines and with what else
+    runs (a GPU reads the widest in milliseconds), so it is timed here, at a probe width.
     """
     config = served_config(server, model)
-    instances = sum(group.get("count", 1) for group in config["instance_group"])
+    instances, max_width = served_instances(config), line_limits(model_parameters(config)).max_width
+    probe = min(512, max_width)
 
-    def batches(width: int) -> list[np.ndarray]:
-        return [busy_instance_blocker(config["max_batch_size"], width)] * instances
+    def batches(width: int, each: int = 1) -> list[np.ndarray]:
+        return [busy_instance_blocker(config["max_batch_size"], width)] * (instances * each)
 
     def busy_for(width: int) -> float:
-        start = time.monotonic()
         outcomes = infer_each_now(server.grpc_url, model, [recognizer_inputs(b) for b in batches(width)], instances)
         assert all(o.ok for o in outcomes), [o.result for o in outcomes if not o.ok]
-        return time.monotonic() - start
+        return max(max(o.seconds for o in outcomes), 1e-3)
 
-    probe = 512
     busy_for(probe)  # the first executions also warm the instances up
-    return batches(int(np.clip(probe * seconds / busy_for(probe), 32, MAX_WIDTH)))
+    columns = probe * seconds / busy_for(probe)  # an instance's batches' width in all
+    each = math.ceil(columns / max_width)
+    return batches(int(np.clip(columns / each, 32, max_width)), each)
 
 
 def send_timed_behind(

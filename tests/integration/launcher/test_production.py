@@ -20,7 +20,7 @@ from str_ocr_client.samples import generated_images
 from str_ocr_client.stats import metric_total
 
 from ..conftest import start_server
-from ..helpers import (MODEL, QUEUE_TIMEOUT, Load, blockers_lasting, infer, send_timed_behind, tutorial_input,
+from ..helpers import (MODEL, Load, blockers_lasting, infer, send_timed_behind, tutorial_input,
                        watch_readiness)
 
 pytestmark = pytest.mark.integration
@@ -65,7 +65,7 @@ def test_overload_is_refused_at_once_and_answered_requests_stay_fast(serve):
     answered = [o.seconds for o in results if o.ok]
     refused = [(o.seconds, o.result) for o in results if not o.ok]
     assert len(answered) + len(refused) == len(requests)  # none lost
-    assert all(o.ok or QUEUE_TIMEOUT in str(o.result) for o in blocked), [o.result for o in blocked]
+    assert all(o.ok for o in blocked), [o.result for o in blocked]  # none refused: the instances were idle
     assert answered and refused, f"{len(answered)} answered, {len(refused)} refused"
     for _, error in refused:
         assert "UNAVAILABLE" in str(error) and ("Exceeds maximum queue size" in str(error) or
