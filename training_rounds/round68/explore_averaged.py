@@ -55,7 +55,7 @@ for name, samples in sets.items():
         averaged_by_line[i].append(decoded((e + x) / 2))
     only_averaged = [most_agreed(first[i], averaged_by_line[i]) if i in averaged_by_line else first[i]
                      for i in range(len(images))]
-    served_plus = [SERVED_KEEP(first[i], averaged_by_line[i] + [r for r in [served[i]]]) if i in averaged_by_line
+    served_plus = [SERVED_KEEP(first[i], averaged_by_line[i] + [served[i]]) if i in averaged_by_line
                    else first[i] for i in range(len(images))]
     at_served_stretch = [averaged_by_line[i][0] if i in averaged_by_line else first[i] for i in range(len(images))]
 

@@ -42,23 +42,31 @@ for name, samples in sets.items():
     unsure = [i for i, r in enumerate(first) if r.confidence < READ_AGAIN_BELOW]
     narrow, wide = read_again_stretches(LIMITS.stretch)
     lines = {s: [restretched(images[i], s, LIMITS) for i in unsure] for s in (narrow, wide)}
+    changed = {s: [line.shape != images[i].shape for line, i in zip(lines[s], unsure)] for s in lines}
     e_narrow, e_wide = E(lines[narrow]), E(lines[wide])
     x_served, x_narrow, x_wide = X([images[i] for i in unsure]), X(lines[narrow]), X(lines[wide])
 
     def six(k):
-        """Line ``unsure[k]``'s first reading and its five readings again, as served."""
-        return [first[unsure[k]], e_narrow[k], e_wide[k], x_served[k], x_narrow[k], x_wide[k]]
+        """Line ``unsure[k]``'s first reading and its readings again, as served: not at a stretch that the line's
+        width limits leave as it was (``rereading``); the weights they are counted with, as ``weighed_agreement``
+        takes them."""
+        readings = [(first[unsure[k]], 2), (e_narrow[k], 1, narrow), (e_wide[k], 1, wide), (x_served[k], 2),
+                    (x_narrow[k], 1, narrow), (x_wide[k], 1, wide)]
+        return [r[:2] for r in readings if len(r) == 2 or changed[r[2]][k]]
+
+    def texts(k):
+        return [reading for reading, _ in six(k)]
 
     rules = {
-        "served (most agreed of the five)": lambda k: most_agreed(six(k)[0], six(k)[1:]).text,
-        "most confident of the six": lambda k: most_confident(six(k)[0], six(k)[1:]).text,
-        "most agreed of the six": lambda k: weighed_agreement(six(k), [1] * 6),
-        "most agreed, the served stretch twice": lambda k: weighed_agreement(six(k), [2, 1, 1, 2, 1, 1]),
+        "served (most agreed of the readings again)": lambda k: most_agreed(texts(k)[0], texts(k)[1:]).text,
+        "most confident of all": lambda k: most_confident(texts(k)[0], texts(k)[1:]).text,
+        "most agreed of all": lambda k: weighed_agreement(texts(k), [1] * len(six(k))),
+        "most agreed, the served stretch twice": lambda k: weighed_agreement(texts(k), [w for _, w in six(k)]),
         "most confident at the served stretch": lambda k: most_confident(first[unsure[k]], [x_served[k]]).text,
     }
     read_again = set(unsure)
     right_first = sum(first[i].text == truths[i] for i in range(len(images)) if i not in read_again)
     row = [f"{rule} {right_first + sum(keep(k) == truths[i] for k, i in enumerate(unsure))}"
            for rule, keep in rules.items()]
-    oracle = right_first + sum(truths[i] in {r.text for r in six(k)} for k, i in enumerate(unsure))
+    oracle = right_first + sum(truths[i] in {r.text for r in texts(k)} for k, i in enumerate(unsure))
     print(f"{name}: {len(unsure)} read again; " + "; ".join(row) + f"; truth among them {oracle}", flush=True)
