@@ -8,22 +8,15 @@ of rounds 59-67), 1,000 lines a polarity, read again below 0.9 (served).
 import numpy as np
 import torch
 
-from str_ocr.checkpoint import checkpoint_width, load_model
 from str_ocr.contract import READ_AGAIN_BELOW
-from str_ocr.engines import build_engine, choose_engine
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits, normalize
 from str_ocr.read_again import SERVED_KEEP, kept_readings, most_agreed, rereadings
-from str_ocr.recognizer import Recognizer
 from str_ocr.text import greedy_decode
 
-torch.set_num_threads(1)
-device = torch.device("cpu")
+import weights  # beside this script
 
 
-def recognizer(path):
-    model = load_model(path, checkpoint_width(path))
-    return Recognizer(build_engine(model, choose_engine("torch", device), device, 1, "f32"), max_lines=256)
 
 
 def probabilities(run, lines):
@@ -36,8 +29,8 @@ def decoded(probs):
     return greedy_decode(np.log(np.clip(probs, 1e-30, None)))
 
 
-E = recognizer("training_rounds/round22/str_64ch.pth")
-X = recognizer("model_repository/text_recognition_second/1/str_64ch.pth")
+E = weights.recognizer(weights.E)
+X = weights.recognizer(weights.X)
 sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}
 for name, samples in sets.items():
     images, truths = [s.image for s in samples], [s.text for s in samples]

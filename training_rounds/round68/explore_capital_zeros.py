@@ -8,26 +8,18 @@ it is? Each cell: E's reading / X's (other second weights: their path as the arg
 import sys
 
 import numpy as np
-import torch
 from PIL import Image, ImageDraw, ImageFont
 
 from str_ocr import fonts
-from str_ocr.checkpoint import checkpoint_width, load_model
-from str_ocr.engines import build_engine, choose_engine
 from str_ocr.preprocess import resize_line
-from str_ocr.recognizer import Recognizer
 
-torch.set_num_threads(1)
-device = torch.device("cpu")
+import weights  # beside this script
+
 STRETCHES = (0.8, 1.0, 1.2, 1.44, 1.7)
 TEXTS = ("H0D0K", "HODOK", "7K0T0", "B0O0B", "0", "O", "X0RO2")
 FACES = ("Cabin-Bold.otf", "Cabin-Regular.otf", "Go-Mono.ttf", "B612Mono-Regular.otf", "Hack-Regular.ttf",
          "DejaVuSans.ttf", "LiberationSans-Regular.ttf")
 
-
-def reader(path):
-    model = load_model(path, checkpoint_width(path))
-    return Recognizer(build_engine(model, choose_engine("torch", device), device, 1, "f32"), max_lines=256).read
 
 
 def drawn(text, font):
@@ -37,8 +29,8 @@ def drawn(text, font):
     return canvas
 
 
-SECOND = sys.argv[1] if len(sys.argv) > 1 else "model_repository/text_recognition_second/1/str_64ch.pth"
-E, X = reader("training_rounds/round22/str_64ch.pth"), reader(SECOND)
+SECOND = sys.argv[1] if len(sys.argv) > 1 else weights.X
+E, X = weights.reader(weights.E), weights.reader(SECOND)
 paths = {p.name: p for group in ("held-out", "training") for p in fonts.font_files(group)}
 print("stretch:", " ".join(f"{s:>11}" for s in STRETCHES))
 for face in FACES:

@@ -7,34 +7,26 @@ polarity, read again below 0.9 (served).
 """
 from collections import defaultdict
 
-import torch
 
-from str_ocr.checkpoint import checkpoint_width, load_model
 from str_ocr.contract import READ_AGAIN_BELOW
-from str_ocr.engines import build_engine, choose_engine
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import most_agreed, most_confident, read_again_stretches, restretched
-from str_ocr.recognizer import Recognizer
 
-torch.set_num_threads(1)
-device = torch.device("cpu")
+import weights  # beside this script
+
 LIMITS = LineLimits(stretch=1.2)
 
 
-def reader(path):
-    model = load_model(path, checkpoint_width(path))
-    return Recognizer(build_engine(model, choose_engine("torch", device), device, 1, "f32"), max_lines=256).read
 
-
-def weighed_agreement(readings, weights):
+def weighed_agreement(readings, counts):
     support = defaultdict(float)
-    for reading, weight in zip(readings, weights):
+    for reading, weight in zip(readings, counts):
         support[reading.text] += weight * reading.confidence
     return max(support, key=support.__getitem__)
 
 
-E, X = reader("training_rounds/round22/str_64ch.pth"), reader("model_repository/text_recognition_second/1/str_64ch.pth")
+E, X = weights.reader(weights.E), weights.reader(weights.X)
 sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}
 for name, samples in sets.items():
     images, truths = [s.image for s in samples], [s.text for s in samples]

@@ -5,26 +5,18 @@ most agreed reading kept (served).
 
     PYTHONPATH=backend_src python training_rounds/round68/explore_swapped.py
 """
-import torch
 
-from str_ocr.checkpoint import checkpoint_width, load_model
 from str_ocr.contract import READ_AGAIN_BELOW
-from str_ocr.engines import build_engine, choose_engine
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import read_again_where_unsure
-from str_ocr.recognizer import Recognizer
 
-torch.set_num_threads(1)
-device = torch.device("cpu")
+import weights  # beside this script
 
 
-def reader(path):
-    model = load_model(path, checkpoint_width(path))
-    return Recognizer(build_engine(model, choose_engine("torch", device), device, 1, "f32"), max_lines=256).read
 
 
-E, X = reader("training_rounds/round22/str_64ch.pth"), reader("model_repository/text_recognition_second/1/str_64ch.pth")
+E, X = weights.reader(weights.E), weights.reader(weights.X)
 sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}
 for name, samples in sets.items():
     images, truths = [s.image for s in samples], [s.text for s in samples]
