@@ -10,6 +10,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -28,6 +29,14 @@ from str_ocr_server.compat.stub_recovery import served_instances
 from str_ocr_triton.config import default_repository
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
+if TYPE_CHECKING:
+    from str_ocr_server.process import ServerProcess
+
+    from .containers import ContainerServer
+
+    Server = ServerProcess | ContainerServer
+    """A started server of either kind (``conftest.start_server``)."""
+
 MODEL = RECOGNIZER
 tutorial_input = random_lines
 PERF_ANALYZER = Path(sys.prefix, "bin", "perf_analyzer")
@@ -42,12 +51,12 @@ REQUEST_ERRORS = ("had error", "Failed to retrieve results from inference reques
 """What perf_analyzer prints when a request it sent failed."""
 
 
-def admin_headers(server) -> dict[str, str] | None:
+def admin_headers(server: Server) -> dict[str, str] | None:
     """What a gRPC call to the server's administrative APIs (model configs, statistics) sends: its key, if any."""
     return {GRPC_ADMIN_HEADER: server.admin_key} if server.admin_key else None
 
 
-def served_config(server, model: str = MODEL) -> dict:
+def served_config(server: Server, model: str = MODEL) -> dict:
     """The config ``model`` is served with, as JSON."""
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
         return client.get_model_config(model, headers=admin_headers(server), as_json=True)["config"]
@@ -120,7 +129,7 @@ def send_behind_a_busy_instance(
     return logits_or_error(blocked[0]), [logits_or_error(o) for o in rest]
 
 
-def blockers_lasting(server, seconds: float, model: str = MODEL) -> list[np.ndarray]:
+def blockers_lasting(server: Server, seconds: float, model: str = MODEL) -> list[np.ndarray]:
     """Full batches of lines that keep every instance of ``model`` busy about ``seconds``: as wide as that takes,
     and more than one an instance where even the widest line the model accepts is read sooner.
 
@@ -209,7 +218,7 @@ class RequestCounts:
     fail: int
 
 
-def request_counts(server, model: str = MODEL) -> RequestCounts:
+def request_counts(server: Server, model: str = MODEL) -> RequestCounts:
     """``model``'s request counts from the server's per-model inference statistics."""
     with grpcclient.InferenceServerClient(server.grpc_url) as client:
         versions = client.get_inference_statistics(model, headers=admin_headers(server), as_json=True)["model_stats"]
@@ -237,7 +246,7 @@ class PerfAnalyzerRun:
         return self.result.returncode in (0, UNSTABLE_EXIT) and UNSTABLE_MESSAGE in self.output
 
 
-def run_perf_analyzer(server, args: list[str], model: str = MODEL, timeout: float = 600) -> PerfAnalyzerRun:
+def run_perf_analyzer(server: Server, args: list[str], model: str = MODEL, timeout: float = 600) -> PerfAnalyzerRun:
     """perf_analyzer with ``args`` (the server's URL among them), counted by ``server``'s statistics of ``model``."""
     before = request_counts(server, model)
     result = subprocess.run([str(PERF_ANALYZER), *args], capture_output=True, text=True, timeout=timeout)
