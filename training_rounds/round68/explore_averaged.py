@@ -17,8 +17,6 @@ from str_ocr.text import greedy_decode
 import weights  # beside this script
 
 
-
-
 def probabilities(run, lines):
     """Each line's frame probabilities ``[T, 37]``."""
     results = run([normalize(line)[np.newaxis, np.newaxis] for line in lines])
@@ -27,7 +25,6 @@ def probabilities(run, lines):
 
 def decoded(probs):
     return greedy_decode(np.log(np.clip(probs, 1e-30, None)))
-
 
 E = weights.recognizer(weights.E)
 X = weights.recognizer(weights.X)

@@ -21,13 +21,11 @@ FACES = ("Cabin-Bold.otf", "Cabin-Regular.otf", "Go-Mono.ttf", "B612Mono-Regular
          "DejaVuSans.ttf", "LiberationSans-Regular.ttf")
 
 
-
 def drawn(text, font):
     left, top, right, bottom = font.getbbox(text)
     canvas = Image.new("L", (right - left + 12, bottom - top + 12), 255)
     ImageDraw.Draw(canvas).text((6 - left, 6 - top), text, font=font, fill=0)
     return canvas
-
 
 SECOND = sys.argv[1] if len(sys.argv) > 1 else weights.X
 E, X = weights.reader(weights.E), weights.reader(SECOND)

@@ -7,7 +7,6 @@ polarity, read again below 0.9 (served).
 """
 from collections import defaultdict
 
-
 from str_ocr.contract import READ_AGAIN_BELOW
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits
@@ -18,13 +17,11 @@ import weights  # beside this script
 LIMITS = LineLimits(stretch=1.2)
 
 
-
 def weighed_agreement(readings, counts):
     support = defaultdict(float)
     for reading, weight in zip(readings, counts):
         support[reading.text] += weight * reading.confidence
     return max(support, key=support.__getitem__)
-
 
 E, X = weights.reader(weights.E), weights.reader(weights.X)
 sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}

@@ -13,9 +13,6 @@ from str_ocr.read_again import read_again_where_unsure
 
 import weights  # beside this script
 
-
-
-
 E, X = weights.reader(weights.E), weights.reader(weights.X)
 sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}
 for name, samples in sets.items():

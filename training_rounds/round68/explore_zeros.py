@@ -6,16 +6,12 @@ in which faces? Seed 6117 (the exploration lines of rounds 59-67), 1,000 lines a
 """
 from collections import Counter
 
-
 from str_ocr.contract import READ_AGAIN_BELOW
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import read_again_where_unsure
 
 import weights  # beside this script
-
-
-
 
 E, X = weights.reader(weights.E), weights.reader(weights.X)
 sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}
