@@ -26,6 +26,7 @@ def probabilities(run, lines):
 def decoded(probs):
     return greedy_decode(np.log(np.clip(probs, 1e-30, None)))
 
+
 E = weights.recognizer(weights.E)
 X = weights.recognizer(weights.X)
 sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}

@@ -27,6 +27,7 @@ def drawn(text, font):
     ImageDraw.Draw(canvas).text((6 - left, 6 - top), text, font=font, fill=0)
     return canvas
 
+
 SECOND = sys.argv[1] if len(sys.argv) > 1 else weights.X
 E, X = weights.reader(weights.E), weights.reader(SECOND)
 paths = {p.name: p for group in ("held-out", "training") for p in fonts.font_files(group)}

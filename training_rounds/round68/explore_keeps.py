@@ -23,6 +23,7 @@ def weighed_agreement(readings, counts):
         support[reading.text] += weight * reading.confidence
     return max(support, key=support.__getitem__)
 
+
 E, X = weights.reader(weights.E), weights.reader(weights.X)
 sets = {k: v for k, v in draw_group("held-out", 6117, 1000).items() if "variable" in k}
 for name, samples in sets.items():
