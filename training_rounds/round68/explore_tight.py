@@ -1,5 +1,5 @@
 """Exploration, nothing trained: a variable-width line keeps the margins it was drawn with (up to 0.3 of the font
-size above and below), so its glyphs may fill as little as two thirds of the 32 rows the recogniser reads. Read
+size above and below), so its glyphs may fill as little as about three fifths of the 32 rows the recogniser reads. Read
 again with those margins cut away and the ink scaled to the full height (the same stretch), do the served pair's
 readings again keep the truth more often? Seed 6117, 1,000 held-out variable-width lines a polarity, read again
 below 0.9 (served); the cut lines are read by both weights and counted with the readings again.
@@ -9,7 +9,7 @@ below 0.9 (served); the cut lines are read by both weights and counted with the 
 import numpy as np
 from PIL import Image
 
-from str_ocr.contract import INPUT_HEIGHT, READ_AGAIN_BELOW
+from str_ocr.contract import READ_AGAIN_BELOW
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits, resize_line
 from str_ocr.read_again import SERVED_KEEP, kept_readings, readings_again, rereadings
@@ -44,7 +44,7 @@ for name, samples in sets.items():
     served, read_again = kept_readings(first, plans, again, SERVED_KEEP)
     unsure = [i for i, r in enumerate(first) if r.confidence < READ_AGAIN_BELOW]
     cut = [cut_to_ink(images[i]) for i in unsure]
-    taller = sum(line.shape[0] == INPUT_HEIGHT and line.shape[1] > images[i].shape[1] for line, i in zip(cut, unsure))
+    taller = sum(line.shape[1] > images[i].shape[1] for line, i in zip(cut, unsure))  # blank rows were cut
     cut_readings = [E(cut), X(cut)]
     by_line = readings_again(plans, again)
     with_cut = list(served)
@@ -56,7 +56,7 @@ for name, samples in sets.items():
     oracle = sum(truths[i] in {r.text for r in [first[i], *by_line[i]]} if i in by_line else first[i].text == truths[i]
                  for i in range(len(images)))
     oracle_cut = oracle + sum(truths[i] not in {r.text for r in [first[i], *by_line[i]]}
-                              and truths[i] in {r.text for r in cut_readings[0][k:k + 1] + cut_readings[1][k:k + 1]}
+                              and truths[i] in {cut_readings[0][k].text, cut_readings[1][k].text}
                               for k, i in enumerate(unsure))
 
     def right(readings):

@@ -8,8 +8,8 @@ from str_ocr.recognizer import Recognizer
 
 E = "training_rounds/round22/str_64ch.pth"
 """The served first weights."""
-X = "model_repository/text_recognition_second/1/str_64ch.pth"
-"""The served second weights."""
+X = "training_rounds/round62/str_64ch.pth"
+"""The second weights served while round 68 ran (round 62's), which its explorations read."""
 
 torch.set_num_threads(1)
 DEVICE = torch.device("cpu")
