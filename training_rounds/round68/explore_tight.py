@@ -12,7 +12,7 @@ from PIL import Image
 from str_ocr.contract import READ_AGAIN_BELOW
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits, resize_line
-from str_ocr.read_again import SERVED_KEEP, kept_readings, readings_again, rereadings
+from str_ocr.read_again import SERVED_KEEP, readings_again, rereadings
 
 import weights  # beside this script
 
@@ -41,27 +41,26 @@ for name, samples in sets.items():
     first = E(images)
     plans = rereadings(images, first, READ_AGAIN_BELOW, LIMITS, second=True)
     again = [E(plans[0].resampled), X(plans[1].resampled)]
-    served, read_again = kept_readings(first, plans, again, SERVED_KEEP)
-    unsure = [i for i, r in enumerate(first) if r.confidence < READ_AGAIN_BELOW]
+    by_line = readings_again(plans, again)
+    unsure = sorted(by_line)
     cut = [cut_to_ink(images[i]) for i in unsure]
     taller = sum(line.shape[1] > images[i].shape[1] for line, i in zip(cut, unsure))  # blank rows were cut
-    cut_readings = [E(cut), X(cut)]
-    by_line = readings_again(plans, again)
-    with_cut = list(served)
-    for k, i in enumerate(unsure):
-        with_cut[i] = SERVED_KEEP(first[i], by_line[i] + [cut_readings[0][k], cut_readings[1][k]])
-    only_cut = list(first)
-    for k, i in enumerate(unsure):
-        only_cut[i] = SERVED_KEEP(first[i], [cut_readings[0][k], cut_readings[1][k]])
-    oracle = sum(truths[i] in {r.text for r in [first[i], *by_line[i]]} if i in by_line else first[i].text == truths[i]
-                 for i in range(len(images)))
-    oracle_cut = oracle + sum(truths[i] not in {r.text for r in [first[i], *by_line[i]]}
-                              and truths[i] in {cut_readings[0][k].text, cut_readings[1][k].text}
-                              for k, i in enumerate(unsure))
+    cut_readings = dict(zip(unsure, zip(E(cut), X(cut))))
+    served, with_cut, only_cut = list(first), list(first), list(first)
+    oracle = sum(first[i].text == truths[i] for i in range(len(images)) if i not in by_line)
+    oracle_cut = 0
+    for i in unsure:
+        served[i] = SERVED_KEEP(first[i], by_line[i])
+        with_cut[i] = SERVED_KEEP(first[i], by_line[i] + list(cut_readings[i]))
+        only_cut[i] = SERVED_KEEP(first[i], list(cut_readings[i]))
+        served_texts = {r.text for r in [first[i], *by_line[i]]}
+        oracle += truths[i] in served_texts
+        oracle_cut += truths[i] not in served_texts and truths[i] in {r.text for r in cut_readings[i]}
+    oracle_cut += oracle
 
     def right(readings):
         return sum(r.text == t for r, t in zip(readings, truths))
 
-    print(f"{name}: {read_again} read again, {taller} of them cut taller; served {right(served)}; the cut lines' "
+    print(f"{name}: {len(unsure)} read again, {taller} of them cut taller; served {right(served)}; the cut lines' "
           f"readings counted too {right(with_cut)}; the cut lines' readings alone {right(only_cut)}; truth among the "
           f"served readings {oracle}, among them and the cut lines' {oracle_cut}", flush=True)
