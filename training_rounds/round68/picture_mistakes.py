@@ -1,7 +1,6 @@
 """Exploration, nothing trained: the served pair's held-out variable-width mistakes as a picture, each line as the
-recogniser reads it (twice as large) over its text, what was read, its face, kind and case. Many are lines whose
-faces draw two characters almost alike: B612 Mono's O and 0, EB Garamond's old-style 0 and o, 1 and i, 2 and z,
-Open Sans' capital I and l. Seed 6117, 1,000 lines a polarity, read as served.
+recogniser reads it (twice as large) over its text, what was read, its face, kind and case (what it shows:
+training_rounds/README.md, round 68). Seed 6117, 1,000 lines a polarity, read as served.
 
     PYTHONPATH=backend_src python training_rounds/round68/picture_mistakes.py OUTPUT.jpg
 """
