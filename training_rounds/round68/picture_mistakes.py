@@ -1,6 +1,7 @@
-"""Exploration, nothing trained: the served pair's held-out variable-width mistakes as a picture, each line as the
-recogniser reads it (twice as large) over its text, what was read, its face, kind and case (what it shows:
-training_rounds/README.md, round 68). Seed 6117, 1,000 lines a polarity, read as served.
+"""Exploration, nothing trained: the held-out variable-width mistakes of the pair served while round 68 ran (E with
+round 62's X) as a picture, each line as the recogniser reads it (twice as large) over its text, what was read, its
+face, kind and case (what it shows: training_rounds/README.md, round 68). Seed 6117, 1,000 lines a polarity, read as
+served.
 
     PYTHONPATH=backend_src python training_rounds/round68/picture_mistakes.py OUTPUT.jpg
 """

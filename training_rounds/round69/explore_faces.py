@@ -1,9 +1,9 @@
-"""Exploration, nothing trained: which held-out faces hold the served pair's variable-width mistakes (seed 6117,
-1,000 lines a polarity, read as served), and whether the faces whose figures are old-style by default (a 0 round
-as an o, a 1 small as an i) read worse than others: the held-out EB Garamond 12 beside the training faces of that
-kind and 48 other training faces, 40 dark-on-light variable-width lines a training face and 200 an EB Garamond one
-(seed 7069, drawn as ``evaluate.face_scores`` draws a face). A face's zero is marked (slashed or dotted) when a row
-through its middle crosses three strokes where its O's cross two.
+"""Exploration, nothing trained: which held-out faces hold the variable-width mistakes of E with round 68's S, the pair
+served when this was read (seed 6117, 1,000 lines a polarity, read as served), and whether the faces whose figures
+are old-style by default (a 0 round as an o, a 1 small as an i) read worse than others: the held-out EB Garamond 12
+beside the training faces of that kind and 48 other training faces, 40 dark-on-light variable-width lines a training
+face and 200 an EB Garamond one (seed 7069, drawn as ``evaluate.face_scores`` draws a face). A face's zero is marked
+(slashed or dotted) when a row through its middle crosses three strokes where its O's cross two.
 
     PYTHONPATH=backend_src python training_rounds/round69/explore_faces.py
 """
@@ -23,10 +23,10 @@ from str_ocr.read_again import read_again_where_unsure
 from str_ocr.synth import OLD_STYLE_SIZE, OLD_STYLE_STEP, TextLineSynth, Variety
 
 sys.path.insert(0, "training_rounds/round68")
-import weights  # noqa: E402 (round 68's, read with the served second weights, S)
+import weights  # noqa: E402 (round 68's)
 
-SERVED_SECOND = "model_repository/text_recognition_second/1/str_64ch.pth"
-first, second = weights.reader(weights.E), weights.reader(SERVED_SECOND)
+S = "training_rounds/round68/str_64ch.pth"  # the second weights served when this was read
+first, second = weights.reader(weights.E), weights.reader(S)
 
 
 def read_as_served(images: list[np.ndarray]) -> list[str]:
