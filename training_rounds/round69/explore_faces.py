@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from str_ocr.contract import READ_AGAIN_BELOW
+from str_ocr.contract import LINE_STRETCH, READ_AGAIN_BELOW
 from str_ocr.evaluate import draw_group
 from str_ocr.fonts import font_files
 from str_ocr.preprocess import LineLimits
@@ -30,7 +30,8 @@ first, second = weights.reader(weights.E), weights.reader(S)
 
 
 def read_as_served(images: list[np.ndarray]) -> list[str]:
-    readings, _ = read_again_where_unsure(images, first, READ_AGAIN_BELOW, LineLimits(stretch=1.2), second=second)
+    limits = LineLimits(stretch=LINE_STRETCH)
+    readings, _ = read_again_where_unsure(images, first, READ_AGAIN_BELOW, limits, second=second)
     return [reading.text for reading in readings]
 
 
