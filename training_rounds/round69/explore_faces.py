@@ -20,7 +20,7 @@ from str_ocr.evaluate import draw_group
 from str_ocr.fonts import font_files
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import read_again_where_unsure
-from str_ocr.synth import OLD_STYLE_SIZE, OLD_STYLE_STEP, TextLineSynth, Variety
+from str_ocr.synth import TextLineSynth, Variety, has_old_style_figures
 
 sys.path.insert(0, "training_rounds/round68")
 import weights  # noqa: E402 (round 68's)
@@ -50,14 +50,6 @@ def marked_zero(path: Path) -> bool:
     return strokes_across_middle(font, "0") >= 3 and strokes_across_middle(font, "O") == 2
 
 
-def old_style_by_default(path: Path) -> bool:
-    """``synth.has_old_style_figures`` without asking for ``onum``: the face's own figures are old-style."""
-    font = ImageFont.truetype(str(path), OLD_STYLE_SIZE)
-    _, zero_top, _, zero_bottom = font.getbbox("0")
-    step = OLD_STYLE_STEP * OLD_STYLE_SIZE
-    return zero_top - font.getbbox("8")[1] > step and font.getbbox("9")[3] - zero_bottom > step
-
-
 def mistakes_by_face() -> None:
     for name, samples in draw_group("held-out", 6117, 1000).items():
         if "variable" not in name:
@@ -69,13 +61,13 @@ def mistakes_by_face() -> None:
         for face, count in wrong.most_common():
             if count:
                 marks = [mark for mark, has in (("marked zero", marked_zero(face)),
-                                                ("old-style figures", old_style_by_default(face))) if has]
+                                                ("old-style figures", has_old_style_figures(face, False))) if has]
                 print(f"  {face.stem:24} {count:2} wrong of {lines[face]:3}  {', '.join(marks)}")
 
 
 def old_style_against_others() -> None:
     training, held_out = font_files("extended"), font_files("held-out")
-    old_style = [path for path in training if old_style_by_default(path)]
+    old_style = [path for path in training if has_old_style_figures(path, False)]
     groups = (("held-out EB Garamond 12", [path for path in held_out if path.stem.startswith("EBGaramond")], 200),
               ("training, old-style figures", old_style, 40),
               ("training, 48 others", random.Random(1).sample(sorted(set(training) - set(old_style)), 48), 40))
