@@ -64,11 +64,15 @@ for name, samples in sets.items():
     narrow, wide = read_again_stretches(LIMITS.stretch)
     lines = {s: [restretched(images[i], s, LIMITS) for i in unsure] for s in (narrow, wide)}
     changed = {s: [line.shape != images[i].shape for line, i in zip(lines[s], unsure)] for s in lines}
-    again_frames = [[f if changed[stretch][k] else None for k, f in enumerate(log_probabilities(E, lines[stretch]))]
-                    for stretch in (narrow, wide)]  # in the order rereadings asks for them, as served
-    again_frames.append(log_probabilities(X, [images[i] for i in unsure]))
-    again_frames += [[f if changed[stretch][k] else None for k, f in enumerate(log_probabilities(X, lines[stretch]))]
-                     for stretch in (narrow, wide)]
+
+    def at_other_stretches(run):
+        """The unsure lines' frames read by ``run`` narrow and wide (None where their width limits leave a line
+        unchanged)."""
+        return [[f if changed[stretch][k] else None for k, f in enumerate(log_probabilities(run, lines[stretch]))]
+                for stretch in (narrow, wide)]
+
+    # in the order rereadings asks for them, as served
+    again_frames = [*at_other_stretches(E), log_probabilities(X, [images[i] for i in unsure]), *at_other_stretches(X)]
 
     def again(k):
         """Line ``unsure[k]``'s frames read again, as served (not at a stretch its width limits leave unchanged)."""
