@@ -130,12 +130,13 @@ def _has_ink(box: tuple[int, int, int, int]) -> bool:
 
 
 @lru_cache(maxsize=None)
-def has_old_style_figures(path: Path, asking_onum: bool = True) -> bool:
-    """Whether the face draws old-style figures, its own or, ``asking_onum``, by ``onum`` (``figure_features``): a 0
-    whose top stands below an 8's and a 9 whose foot reaches below the 0's, each by more than ``OLD_STYLE_STEP`` of
-    the size. A face without one of them draws the same missing-glyph box for all three, and has none."""
+def has_old_style_figures(path: Path, *, ask_onum: bool = True) -> bool:
+    """Whether the face draws old-style figures: its own, or with ``ask_onum`` those ``onum`` draws
+    (``figure_features``). Old-style: a 0 whose top stands below an 8's and a 9 whose foot reaches below the 0's,
+    each by more than ``OLD_STYLE_STEP`` of the size. A face without one of them draws the same missing-glyph box for
+    all three, and has none."""
     font = ImageFont.truetype(str(path), OLD_STYLE_SIZE)
-    asked = figure_features(font, old_style=asking_onum)
+    asked = figure_features(font, old_style=ask_onum)
     _, zero_top, _, zero_bottom = font.getbbox("0", features=asked)
     eight_top, nine_bottom = font.getbbox("8", features=asked)[1], font.getbbox("9", features=asked)[3]
     step = OLD_STYLE_STEP * OLD_STYLE_SIZE

@@ -61,13 +61,14 @@ def mistakes_by_face() -> None:
         for face, count in wrong.most_common():
             if count:
                 marks = [mark for mark, has in (("marked zero", marked_zero(face)),
-                                                ("old-style figures", has_old_style_figures(face, False))) if has]
+                                                ("old-style figures", has_old_style_figures(face, ask_onum=False)))
+                         if has]
                 print(f"  {face.stem:24} {count:2} wrong of {lines[face]:3}  {', '.join(marks)}")
 
 
 def old_style_against_others() -> None:
     training, held_out = font_files("extended"), font_files("held-out")
-    old_style = [path for path in training if has_old_style_figures(path, False)]
+    old_style = [path for path in training if has_old_style_figures(path, ask_onum=False)]
     groups = (("held-out EB Garamond 12", [path for path in held_out if path.stem.startswith("EBGaramond")], 200),
               ("training, old-style figures", old_style, 40),
               ("training, 48 others", random.Random(1).sample(sorted(set(training) - set(old_style)), 48), 40))

@@ -4,26 +4,26 @@ first reading left out); O's readings weighed 1.5; weighed 2; the first reading 
 squared; their square roots. Rows: the threshold below which a line is read again (1.1: every line). Held-out,
 seed 8769, 2,000 lines a polarity.
 
-    PYTHONPATH=backend_src python training_rounds/round71/explore_keeps.py
+    PYTHONPATH=backend_src python training_rounds/round71/explore_keeps.py [GROUP [SEED]]   # held-out 8769
 """
 import sys
 from collections import defaultdict
 import numpy as np
 sys.path.insert(0, "training_rounds/round68")
-import weights  # noqa: E402
+import weights  # noqa: E402 (round 68's)
+from served import SECOND  # noqa: E402 (beside this script)
 from str_ocr.contract import LINE_STRETCH
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import rereadings
 
-O_WEIGHTS = "training_rounds/round70/str_64ch.pth"  # O, served when this was read
 limits = LineLimits(stretch=LINE_STRETCH)
-E, second = weights.reader(weights.E), weights.reader(O_WEIGHTS)
+E, second = weights.reader(weights.E), weights.reader(SECOND)
 group = sys.argv[1] if len(sys.argv) > 1 else "held-out"
 seed = int(sys.argv[2]) if len(sys.argv) > 2 else 8769
 
 
-def keep(first, again, w_second, with_first, power):
+def kept_text(first, again, w_second, with_first, power):
     support = defaultdict(float)
     if with_first:
         support[first.text] += first.confidence ** power
@@ -47,7 +47,7 @@ for name, samples in draw_group(group, seed, 2000).items():
         row = []
         for w, with_first, power in ((1, False, 1), (1.5, False, 1), (2, False, 1), (1, True, 1), (1.5, True, 1),
                                      (1, False, 2), (1, False, 0.5)):
-            texts = [keep(f, by_line[i], w, with_first, power) if f.confidence < below else f.text
+            texts = [kept_text(f, by_line[i], w, with_first, power) if f.confidence < below else f.text
                      for i, f in enumerate(first)]
             row.append(f"{np.mean([a == b for a, b in zip(texts, truth)]):.2%}")
         print(f"  below {below}: " + " ".join(row), flush=True)

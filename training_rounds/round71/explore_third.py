@@ -1,4 +1,4 @@
-"""Exploration, nothing trained: do third weights W, reading the unsure variable-width lines as the second weights do
+"""Exploration, nothing trained: do third weights, reading the unsure variable-width lines as the second weights do
 (as served and at the other stretches), their readings counted in the vote with the pair's, make the served pair E+O
 read the held-out variable-width lines better? Seed 8769, 2,000 lines a polarity.
 
@@ -9,16 +9,16 @@ read the held-out variable-width lines better? Seed 8769, 2,000 lines a polarity
 import sys
 import numpy as np
 sys.path.insert(0, "training_rounds/round68")
-import weights  # noqa: E402
+import weights  # noqa: E402 (round 68's)
+from served import SECOND  # noqa: E402 (beside this script)
 from str_ocr.contract import LINE_STRETCH, READ_AGAIN_BELOW
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import rereadings, kept_readings, most_agreed
 
-O_WEIGHTS = "training_rounds/round70/str_64ch.pth"  # O, served when this was read
 CANDIDATES = sys.argv[1:]
 limits = LineLimits(stretch=LINE_STRETCH)
-E, second = weights.reader(weights.E), weights.reader(O_WEIGHTS)
+E, second = weights.reader(weights.E), weights.reader(SECOND)
 for name, samples in draw_group("held-out", 8769, 2000).items():
     if "variable" not in name:
         continue

@@ -7,14 +7,15 @@ polarity, read as served; each 0/o line printed with its reading and confidence.
 import sys
 from collections import Counter
 sys.path.insert(0, "training_rounds/round68")
-import weights  # noqa: E402
+import weights  # noqa: E402 (round 68's)
+from served import SECOND  # noqa: E402 (beside this script)
 from str_ocr.contract import LINE_STRETCH, READ_AGAIN_BELOW
 from str_ocr.evaluate import draw_group
 from str_ocr.preprocess import LineLimits
 from str_ocr.read_again import read_again_where_unsure
 from str_ocr.synth import has_old_style_figures
 
-E, second = weights.reader(weights.E), weights.reader("training_rounds/round70/str_64ch.pth")  # O, served then
+E, second = weights.reader(weights.E), weights.reader(SECOND)
 for name, samples in draw_group("held-out", 8769, 2000).items():
     if "variable" not in name:
         continue
@@ -25,12 +26,12 @@ for name, samples in draw_group("held-out", 8769, 2000).items():
         if r.text == s.text:
             continue
         same_len = len(r.text) == len(s.text)
-        kinds = {(a, b) for a, b in zip(s.text, r.text) if a != b} if same_len else set()
-        key = f"{s.face.stem}{' (old-style)' if has_old_style_figures(s.face, False) else ''}"
-        if kinds and kinds <= {("0", "o"), ("o", "0")}:
-            zero_o[key] += 1
-            print(f"   {s.text!r:30} read {r.text!r:30} {key} conf {r.confidence:.2f}")
+        swaps = {(a, b) for a, b in zip(s.text, r.text) if a != b} if same_len else set()
+        face_label = f"{s.face.stem}{' (old-style)' if has_old_style_figures(s.face, ask_onum=False) else ''}"
+        if swaps and swaps <= {("0", "o"), ("o", "0")}:
+            zero_o[face_label] += 1
+            print(f"   {s.text!r:30} read {r.text!r:30} {face_label} conf {r.confidence:.2f}")
         else:
-            other[key] += 1
+            other[face_label] += 1
     print(name, "0/o only:", sum(zero_o.values()), zero_o.most_common(), "\n  other:", sum(other.values()),
           other.most_common(12), flush=True)

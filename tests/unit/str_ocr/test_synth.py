@@ -139,6 +139,11 @@ def test_old_style_figures_are_told_from_lining_ones_whether_the_face_draws_them
     assert with_them == HELD_OUT_OLD_STYLE
 
 
+def test_a_face_s_own_figures_are_told_apart_from_those_onum_draws():
+    own = {path.stem for path in font_files("held-out") if synth_module.has_old_style_figures(path, ask_onum=False)}
+    assert own == {"EBGaramond12-Regular", "EBGaramond12-Bold", "EBGaramond12-Italic"}
+
+
 @pytest.mark.parametrize("share", [0.0, 1.0])
 def test_old_style_faces_are_drawn_with_their_figures_as_often_as_the_variety_says(monkeypatch, share):
     synth = TextLineSynth(6, "held-out", variety=Variety(old_style_faces=share))
