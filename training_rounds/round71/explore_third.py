@@ -10,22 +10,14 @@ import sys
 import numpy as np
 sys.path.insert(0, "training_rounds/round68")
 import weights  # noqa: E402 (round 68's)
-from served import SECOND  # noqa: E402 (beside this script)
-from str_ocr.contract import LINE_STRETCH, READ_AGAIN_BELOW
-from str_ocr.evaluate import draw_group
-from str_ocr.preprocess import LineLimits
-from str_ocr.read_again import rereadings, kept_readings, most_agreed
+from served import SECOND, held_out_variable_sets, read_as_served  # noqa: E402 (beside this script)
+from str_ocr.read_again import kept_readings, most_agreed  # noqa: E402
 
 CANDIDATES = sys.argv[1:]
-limits = LineLimits(stretch=LINE_STRETCH)
 E, second = weights.reader(weights.E), weights.reader(SECOND)
-for name, samples in draw_group("held-out", 8769, 2000).items():
-    if "variable" not in name:
-        continue
-    lines, truth = [s.image for s in samples], [s.text for s in samples]
-    first = E(lines)
-    plans = rereadings(lines, first, READ_AGAIN_BELOW, limits, second=True)
-    again = [E(plans[0].resampled), second(plans[1].resampled)]
+for name, samples in held_out_variable_sets():
+    truth = [s.text for s in samples]
+    first, plans, again = read_as_served(E, second, [s.image for s in samples])
     pair, count = kept_readings(first, plans, again, most_agreed)
     right_pair = np.array([r.text == t for r, t in zip(pair, truth)])
     print(f"{name}: E+O {right_pair.mean():.2%}, {count} read again", flush=True)

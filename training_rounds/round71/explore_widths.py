@@ -9,11 +9,9 @@ import sys
 
 sys.path.insert(0, "training_rounds/round68")
 import weights  # noqa: E402 (round 68's)
-from served import SECOND  # noqa: E402 (beside this script)
-from str_ocr.contract import LINE_STRETCH, READ_AGAIN_BELOW  # noqa: E402
-from str_ocr.evaluate import draw_group  # noqa: E402
-from str_ocr.preprocess import LineLimits  # noqa: E402
-from str_ocr.read_again import kept_readings, most_agreed, rereadings, unsure_lines  # noqa: E402
+from served import SECOND, held_out_variable_sets, read_as_served  # noqa: E402 (beside this script)
+from str_ocr.contract import READ_AGAIN_BELOW  # noqa: E402
+from str_ocr.read_again import kept_readings, most_agreed, unsure_lines  # noqa: E402
 
 ZERO_O = str.maketrans("0", "o")
 
@@ -23,14 +21,9 @@ def differ_in_zeros_alone(a: str, b: str) -> bool:
 
 
 E, second = weights.reader(weights.E), weights.reader(SECOND)
-limits = LineLimits(stretch=LINE_STRETCH)
-for name, samples in draw_group("held-out", 8769, 2000).items():
-    if "variable" not in name:
-        continue
-    lines, truth = [s.image for s in samples], [s.text for s in samples]
-    first = E(lines)
-    plans = rereadings(lines, first, READ_AGAIN_BELOW, limits, second=True)
-    again = [E(plans[0].resampled), second(plans[1].resampled)]
+for name, samples in held_out_variable_sets():
+    truth = [s.text for s in samples]
+    first, plans, again = read_as_served(E, second, [s.image for s in samples])
     served, _ = kept_readings(first, plans, again, most_agreed)
     unsure = unsure_lines(first, READ_AGAIN_BELOW)
     as_served = {i: r.text for i, r in zip(unsure, again[1])}  # the second weights read the served width first
