@@ -105,6 +105,9 @@ class Variety:
     long_fixed: float = 0.0
     """Fixed 32x100 lines of ``LONG_FIXED_MIN_CHARS`` characters or more (up to the line's most): the lines squeezed
     narrowest."""
+    capitals: float = 0.0
+    """Lines drawn in capitals, whatever case the others draw (``_cased``): where 0 and O are both as tall as the
+    capitals, only their width and shape tell them apart."""
 
 
 def figure_features(font: ImageFont.FreeTypeFont, old_style: bool) -> list[str] | None:
@@ -326,7 +329,7 @@ class TextLineSynth:
         return self._render(text, width)[0]
 
     def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image, str, Path]:
-        shown, case = _cased(text, self.rng)
+        shown, case = _cased(text, self.rng, self.variety.capitals)
         drawn, face = self._draw(shown)
         line = resize_line(drawn, width, max_width=self.max_width, stretch=self.line_stretch)
         return self._degrade(line), drawn, case, face
@@ -342,10 +345,11 @@ class TextLineSynth:
         return Sample(line, text, np.asarray(drawn) if self.keep_source else None, kind, case, face)
 
 
-def _cased(text: str, rng: random.Random) -> tuple[str, str]:
-    """``text`` as drawn, and which of ``CASES``: half of lines as written (lower case), the others in capitals
-    or with a capital first."""
-    case = rng.choices(CASES, [5, 3, 2])[0]
+def _cased(text: str, rng: random.Random, capitals: float = 0.0) -> tuple[str, str]:
+    """``text`` as drawn, and which of ``CASES``: a share ``capitals`` of lines in capitals, of the others half as
+    written (lower case), the rest in capitals or with a capital first."""
+    # No draw at a share of 0, so that the default variety draws the lines it drew before the share existed.
+    case = "UPPER" if capitals > 0 and rng.random() < capitals else rng.choices(CASES, [5, 3, 2])[0]
     return {"lower": text, "UPPER": text.upper(), "Title": text.capitalize()}[case], case
 
 

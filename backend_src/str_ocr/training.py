@@ -141,12 +141,13 @@ class SyntheticBatches(IterableDataset):
         return samples
 
     def _synths(self, seed: int) -> list[TextLineSynth]:
-        """The run's lines, then the earlier ones if any. These are drawn as before but for the look-alike and the
-        long fixed lines: those change what a line says, not how it is drawn, and the earlier faces confuse the same
-        characters and lose the same squeezed lines."""
+        """The run's lines, then the earlier ones if any. These are drawn as before but for the look-alike, the long
+        fixed and the capitals' lines: those change what a line says, not how it is drawn, and the earlier faces
+        confuse the same characters and lose the same squeezed lines."""
         synths = [TextLineSynth(seed, self.fonts, variety=self.variety)]
         if self.earlier.drawn:
-            earlier = Variety(look_alikes=self.variety.look_alikes, long_fixed=self.variety.long_fixed)
+            said = self.variety
+            earlier = Variety(look_alikes=said.look_alikes, long_fixed=said.long_fixed, capitals=said.capitals)
             synths.append(TextLineSynth(seed + EARLIER_SEED_OFFSET, self.earlier.fonts, variety=earlier))
         return synths
 
@@ -345,7 +346,8 @@ _SHARES = {"light_on_dark": "light text on a dark ground", "stretch": "stretched
                               "the set must have some",
            "look_alikes": "random-character lines drawn from the characters most often read one for another "
                           "(0 and o, 1 and i or l, ...)",
-           "long_fixed": f"fixed 32x100 lines of {LONG_FIXED_MIN_CHARS} characters or more, the earlier faces' too"}
+           "long_fixed": f"fixed 32x100 lines of {LONG_FIXED_MIN_CHARS} characters or more, the earlier faces' too",
+           "capitals": "lines drawn in capitals whatever case the others draw, the earlier faces' too"}
 """What each of ``Variety``'s shares of lines is, for its flag's help."""
 
 

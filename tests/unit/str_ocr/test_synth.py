@@ -108,6 +108,15 @@ def test_look_alikes_draw_random_characters_from_the_characters_read_one_for_ano
     assert not set("".join(words)) <= set(CONFUSED_CHARACTERS)  # other kinds of text are drawn as before
 
 
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_capitals_draw_that_share_of_lines_in_capitals_more(share):
+    synth = TextLineSynth(8, "core", variety=Variety(capitals=share))
+    cases = [synth.sample().case for _ in range(200)]
+    upper = cases.count("UPPER") / len(cases)
+    expected = share + (1 - share) * 0.3  # the other lines in capitals as often as before
+    assert abs(upper - expected) < 0.1 and ("lower" in cases) == (share < 1)
+
+
 def test_balanced_kinds_draw_the_kinds_of_few_faces_as_often_as_the_others(monkeypatch):
     drawn = []
     font = synth_module._font
