@@ -3,7 +3,7 @@
 # the mean of every float tensor of round 70's O and round 71's P (P was trained from O, so they share a basin); the
 # held-out and other sets of seed 7381 (2,000 lines a set) read by E+OP and the served pair E+P, both as served,
 # each against E as the rounds' stages read it, side by side. The differences are in explore-soup.txt.
-#     bash training_rounds/round73/explore_soup.sh  (read 08:08-08:13 UTC 2026-12-06, beside nothing else)
+#     bash training_rounds/round73/explore_soup.sh  (read 08:08-08:13 UTC 2026-12-06)
 export OMP_NUM_THREADS=1 PYTHONPATH=backend_src
 E=training_rounds/round22/str_64ch.pth
 P=training_rounds/round71/str_64ch.pth
