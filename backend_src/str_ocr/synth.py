@@ -55,6 +55,9 @@ TEXT_KINDS = ("word-like", "random characters", "code", "digits")
 """What a drawn line says: syllables, any of 0-9a-z, letters and digits in two runs ("ab1234"), digits alone."""
 CASES = ("lower", "UPPER", "Title")
 """How its letters are drawn: as written, in capitals, with a capital first."""
+CASE_WEIGHTS = (5, 3, 2)
+"""How often a line is drawn in each of ``CASES``: half as written (lower case), the others in capitals or with a
+capital first."""
 
 VOWELS, CONSONANTS = "aeiou", "bcdfghjklmnprstvwyz"
 ONSETS = [*CONSONANTS, "br", "ch", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr", "wh"]
@@ -106,8 +109,8 @@ class Variety:
     """Fixed 32x100 lines of ``LONG_FIXED_MIN_CHARS`` characters or more (up to the line's most): the lines squeezed
     narrowest."""
     capitals: float = 0.0
-    """Lines drawn in capitals, whatever case the others draw (``_cased``): where 0 and O are both as tall as the
-    capitals, only their width and shape tell them apart."""
+    """Lines drawn in capitals, whatever case (``CASE_WEIGHTS``) the others draw: where 0 and O are both as tall as
+    the capitals, only their width and shape tell them apart."""
 
 
 def figure_features(font: ImageFont.FreeTypeFont, old_style: bool) -> list[str] | None:
@@ -329,7 +332,7 @@ class TextLineSynth:
         return self._render(text, width)[0]
 
     def _render(self, text: str, width: int | None) -> tuple[np.ndarray, Image.Image, str, Path]:
-        shown, case = _cased(text, self.rng, self.variety.capitals)
+        shown, case = _cased(text, self.rng, self._chance(self.variety.capitals))
         drawn, face = self._draw(shown)
         line = resize_line(drawn, width, max_width=self.max_width, stretch=self.line_stretch)
         return self._degrade(line), drawn, case, face
@@ -345,11 +348,9 @@ class TextLineSynth:
         return Sample(line, text, np.asarray(drawn) if self.keep_source else None, kind, case, face)
 
 
-def _cased(text: str, rng: random.Random, capitals: float = 0.0) -> tuple[str, str]:
-    """``text`` as drawn, and which of ``CASES``: a share ``capitals`` of lines in capitals, of the others half as
-    written (lower case), the rest in capitals or with a capital first."""
-    # No draw at a share of 0, so that the default variety draws the lines it drew before the share existed.
-    case = "UPPER" if capitals > 0 and rng.random() < capitals else rng.choices(CASES, [5, 3, 2])[0]
+def _cased(text: str, rng: random.Random, in_capitals: bool = False) -> tuple[str, str]:
+    """``text`` as drawn, and which of ``CASES``: in capitals if ``in_capitals``, else drawn by ``CASE_WEIGHTS``."""
+    case = "UPPER" if in_capitals else rng.choices(CASES, CASE_WEIGHTS)[0]
     return {"lower": text, "UPPER": text.upper(), "Title": text.capitalize()}[case], case
 
 

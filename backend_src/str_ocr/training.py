@@ -96,11 +96,16 @@ def collate(samples: list[Sample], earlier: list[bool] | None = None) -> Batch:
     )
 
 
+EARLIER_SHARES = ("look_alikes", "long_fixed", "capitals")
+"""The shares of ``Variety`` a run's earlier lines take from its own: they change which characters a line holds, not
+how its face draws them, and the earlier faces confuse the same characters and lose the same squeezed lines."""
+
+
 @dataclass(frozen=True)
 class Earlier:
     """The lines earlier weights were trained on, mixed into a run on other faces so that it keeps reading
-    them: a ``share`` of lines drawn in the ``fonts`` set with the default variety (but for the run's share of
-    look-alike lines, ``SyntheticBatches._synths``)."""
+    them: a ``share`` of lines drawn in the ``fonts`` set with the default variety (but for the run's
+    ``EARLIER_SHARES``)."""
 
     fonts: str = "training"
     share: float = 0.0
@@ -141,13 +146,10 @@ class SyntheticBatches(IterableDataset):
         return samples
 
     def _synths(self, seed: int) -> list[TextLineSynth]:
-        """The run's lines, then the earlier ones if any. These are drawn as before but for the look-alike, the long
-        fixed and the capitals' lines: those change what a line says, not how it is drawn, and the earlier faces
-        confuse the same characters and lose the same squeezed lines."""
+        """The run's lines, then the earlier ones if any, drawn as before but for the run's ``EARLIER_SHARES``."""
         synths = [TextLineSynth(seed, self.fonts, variety=self.variety)]
         if self.earlier.drawn:
-            said = self.variety
-            earlier = Variety(look_alikes=said.look_alikes, long_fixed=said.long_fixed, capitals=said.capitals)
+            earlier = Variety(**{share: getattr(self.variety, share) for share in EARLIER_SHARES})
             synths.append(TextLineSynth(seed + EARLIER_SEED_OFFSET, self.earlier.fonts, variety=earlier))
         return synths
 

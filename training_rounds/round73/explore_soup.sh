@@ -3,7 +3,8 @@
 # the mean of every float tensor of round 70's O and round 71's P (P was trained from O, so they share a basin); the
 # held-out and other sets of seed 7381 (2,000 lines a set) read by E+OP and the served pair E+P, both as served,
 # each against E as the rounds' stages read it, side by side. The differences are in explore-soup.txt.
-#     bash training_rounds/round73/explore_soup.sh  (read 08:08-08:13 UTC 2026-12-06)
+#     bash training_rounds/round73/explore_soup.sh
+set -euo pipefail
 export OMP_NUM_THREADS=1 PYTHONPATH=backend_src
 E=training_rounds/round22/str_64ch.pth
 P=training_rounds/round71/str_64ch.pth
@@ -18,12 +19,14 @@ torch.save({k: (o[k] + v) / 2 if v.is_floating_point() else v for k, v in p.item
 PY
 A="--against $E --against-read-again-below 0.7 --against-keep most-confident"
 out=$(mktemp -d)
+pids=()
 for pair in "E+OP $OP" "E+P $P"; do
   set -- $pair
   .venv/bin/python scripts/evaluate.py --checkpoint $E --second-checkpoint $2 $A --seed 7381 --count 2000 \
-      --examples 0 --json $out/$1.json > /dev/null 2>&1 &
+      --examples 0 --json $out/$1.json > $out/$1.log 2>&1 &
+  pids+=($!)
 done
-wait
+for pid in "${pids[@]}"; do wait "$pid" || { echo "a read failed: see $out/*.log" >&2; exit 1; }; done
 .venv/bin/python - $out/E+OP.json $out/E+P.json <<'PY'
 import json
 import sys

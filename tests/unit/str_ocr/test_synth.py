@@ -9,8 +9,8 @@ from str_ocr import fonts, synth as synth_module
 from str_ocr.fonts import font_files
 from str_ocr.metrics import edit_distance, score
 from str_ocr.preprocess import TUTORIAL_WIDTH
-from str_ocr.synth import (CASES, CONFUSED_CHARACTERS, FIXED_MAX_CHARS, LONG_FIXED_MIN_CHARS, MAX_CHARS, TEXT_KINDS,
-                           TextLineSynth, Variety, ctc_feasible)
+from str_ocr.synth import (CASE_WEIGHTS, CASES, CONFUSED_CHARACTERS, FIXED_MAX_CHARS, LONG_FIXED_MIN_CHARS, MAX_CHARS,
+                           TEXT_KINDS, TextLineSynth, Variety, ctc_feasible)
 
 HELD_OUT_OLD_STYLE = {"EBGaramond12-Regular", "EBGaramond12-Bold", "EBGaramond12-Italic"} | (
     {"OpenSans-Regular", "OpenSans-Bold", "OpenSans-Italic", "OpenSans-ExtraBold", "OpenSans-CondBold",
@@ -109,12 +109,12 @@ def test_look_alikes_draw_random_characters_from_the_characters_read_one_for_ano
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
-def test_capitals_draw_that_share_of_lines_in_capitals_more(share):
+def test_capitals_draw_that_share_of_lines_in_capitals_and_the_others_as_before(share):
     synth = TextLineSynth(8, "core", variety=Variety(capitals=share))
     cases = [synth.sample().case for _ in range(200)]
-    upper = cases.count("UPPER") / len(cases)
-    expected = share + (1 - share) * 0.3  # the other lines in capitals as often as before
-    assert abs(upper - expected) < 0.1 and ("lower" in cases) == (share < 1)
+    as_before = CASE_WEIGHTS[CASES.index("UPPER")] / sum(CASE_WEIGHTS)
+    assert abs(cases.count("UPPER") / len(cases) - (share + (1 - share) * as_before)) < 0.1
+    assert ("lower" in cases) == (share < 1)
 
 
 def test_balanced_kinds_draw_the_kinds_of_few_faces_as_often_as_the_others(monkeypatch):
