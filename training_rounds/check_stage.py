@@ -20,8 +20,7 @@ def read_against(prefix: str, name: str) -> dict[str, dict]:
     path = ROUNDS / f"{prefix}-{name}.json"
     if not path.exists():
         raise SystemExit(f"{path} is missing: read the stage first (read_stage.sh)")
-    return {name: figures["against"] | {"lines": figures["lines"]} for name, figures in
-            json.loads(path.read_text())["sets"].items()}
+    return {set_name: figures["against"] for set_name, figures in json.loads(path.read_text())["sets"].items()}
 
 
 def points(figures: dict) -> float:
