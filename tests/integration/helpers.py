@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 import numpy as np
 import torch
@@ -25,6 +25,7 @@ from str_ocr_client.http import GRPC_ADMIN_HEADER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs
 from str_ocr_client.sending import DEFAULT_TIMEOUT, Outcome, infer_each, infer_each_now
+from str_ocr_client.stats import sample_total, scrape
 from str_ocr_server.compat.stub_recovery import served_instances
 from str_ocr_triton.config import default_repository
 from tests.unit.str_ocr.test_ragged import logit_tolerance
@@ -106,13 +107,31 @@ def busy_instance_blocker(batch: int = 16, width: int = MAX_WIDTH) -> np.ndarray
     return np.zeros((batch, 1, 32, width), np.float32)
 
 
-async def _behind(url: str, blockers: list[np.ndarray], arrays: list[np.ndarray], head_start: float, model: str,
-                  concurrency: int) -> tuple[list[Outcome], list[Outcome]]:
+async def _behind(url: str, blockers: list[np.ndarray], arrays: list[np.ndarray], arrived: Callable[[], Awaitable],
+                  model: str, concurrency: int) -> tuple[list[Outcome], list[Outcome]]:
     blocking, requests = [recognizer_inputs(b) for b in blockers], [recognizer_inputs(a) for a in arrays]
     first = asyncio.create_task(infer_each(url, model, blocking, len(blocking)))
-    await asyncio.sleep(head_start)
+    await arrived()
     rest = await infer_each(url, model, requests, concurrency)
     return await first, rest
+
+
+async def _until_queued(server: Server, model: str, count: int, timeout: float = 30.0) -> None:
+    """Until ``count`` requests to ``model`` wait in the server's queue or have been answered since this started.
+
+    Wide blockers take a few hundred milliseconds to reach a loaded server; requests sent before they arrive
+    would fill the queue first and have them refused.
+    """
+    def queued_or_answered() -> float:
+        text = scrape(server.metrics_url)
+        return (sample_total(text, "nv_inference_pending_request_count", model=model)
+                + sample_total(text, "nv_inference_request_success", model=model))
+
+    before = await asyncio.to_thread(queued_or_answered)
+    deadline = time.monotonic() + timeout
+    while await asyncio.to_thread(queued_or_answered) - before < count:
+        assert time.monotonic() < deadline, f"{count} requests did not reach the queue of {model} in {timeout} s"
+        await asyncio.sleep(0.01)
 
 
 def send_behind_a_busy_instance(
@@ -125,13 +144,13 @@ def send_behind_a_busy_instance(
     find the instance idle and run alone; queueing them behind one slow request makes the batches
     the test is about, however fast or slow the machine. Returns (blocker's result, results).
     """
-    blocked, rest = asyncio.run(_behind(url, [blocker], arrays, head_start, model, len(arrays)))
+    blocked, rest = asyncio.run(_behind(url, [blocker], arrays, lambda: asyncio.sleep(head_start), model, len(arrays)))
     return logits_or_error(blocked[0]), [logits_or_error(o) for o in rest]
 
 
 def blockers_lasting(server: Server, seconds: float, model: str = MODEL) -> list[np.ndarray]:
     """Full batches of lines that keep every instance of ``model`` busy about ``seconds``: as wide as that takes,
-    and more than one an instance where even the widest line the model accepts is read sooner.
+    and at least two an instance, so that one of each waits in the queue (``send_timed_behind`` waits for it there).
 
     How long a batch keeps an instance busy differs severalfold between machines and with what else
     runs (a GPU reads the widest in milliseconds), so it is timed here, at a probe width.
@@ -150,21 +169,23 @@ def blockers_lasting(server: Server, seconds: float, model: str = MODEL) -> list
 
     busy_for(probe)  # the first executions also warm the instances up
     columns = probe * seconds / busy_for(probe)  # an instance's batches' width in all
-    each = math.ceil(columns / max_width)
+    each = max(2, math.ceil(columns / max_width))
     return batches(int(np.clip(columns / each, 32, max_width)), each)
 
 
 def send_timed_behind(
-    url: str, blockers: list[np.ndarray], arrays: list[np.ndarray], concurrency: int, head_start: float = 0.05,
-    model: str = MODEL,
+    server: Server, blockers: list[np.ndarray], arrays: list[np.ndarray], concurrency: int, model: str = MODEL,
 ) -> tuple[list[Outcome], list[Outcome]]:
-    """Send every blocker at once, then, while the instances work on them, ``arrays`` as ``send_timed``.
+    """Send every blocker at once, then, once all but the first an instance wait in the queue, ``arrays`` as
+    ``send_timed``.
 
     A client on the server's own cores may not send faster than the server answers, so its
     requests never fill the queue; sent while every instance is busy, they do, on any machine.
     Returns (the blockers' outcomes, the arrays' outcomes).
     """
-    return asyncio.run(_behind(url, blockers, arrays, head_start, model, concurrency))
+    waiting = len(blockers) - served_instances(served_config(server, model))
+    arrived = lambda: _until_queued(server, model, waiting)  # noqa: E731
+    return asyncio.run(_behind(server.grpc_url, blockers, arrays, arrived, model, concurrency))
 
 
 class Load:
