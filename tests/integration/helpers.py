@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import subprocess
 import sys
@@ -109,6 +110,7 @@ def busy_instance_blocker(batch: int = 16, width: int = MAX_WIDTH) -> np.ndarray
 
 async def _behind(url: str, blockers: list[np.ndarray], arrays: list[np.ndarray], arrived: Callable[[], Awaitable],
                   model: str, concurrency: int) -> tuple[list[Outcome], list[Outcome]]:
+    """Sends ``blockers`` at once, then ``arrays`` once ``arrived()`` has returned."""
     blocking, requests = [recognizer_inputs(b) for b in blockers], [recognizer_inputs(a) for a in arrays]
     first = asyncio.create_task(infer_each(url, model, blocking, len(blocking)))
     await arrived()
@@ -144,7 +146,8 @@ def send_behind_a_busy_instance(
     find the instance idle and run alone; queueing them behind one slow request makes the batches
     the test is about, however fast or slow the machine. Returns (blocker's result, results).
     """
-    blocked, rest = asyncio.run(_behind(url, [blocker], arrays, lambda: asyncio.sleep(head_start), model, len(arrays)))
+    head_start_passed = functools.partial(asyncio.sleep, head_start)
+    blocked, rest = asyncio.run(_behind(url, [blocker], arrays, head_start_passed, model, len(arrays)))
     return logits_or_error(blocked[0]), [logits_or_error(o) for o in rest]
 
 
@@ -184,7 +187,7 @@ def send_timed_behind(
     Returns (the blockers' outcomes, the arrays' outcomes).
     """
     waiting = len(blockers) - served_instances(served_config(server, model))
-    arrived = lambda: _until_queued(server, model, waiting)  # noqa: E731
+    arrived = functools.partial(_until_queued, server, model, waiting)
     return asyncio.run(_behind(server.grpc_url, blockers, arrays, arrived, model, concurrency))
 
 
