@@ -19,13 +19,14 @@ PENDING = "nv_inference_pending_request_count"
 COMPLETED = ("nv_inference_request_success", "nv_inference_request_failure")
 
 
-def activity(metrics_url: str) -> tuple[float, float] | None:
-    """(requests waiting, requests completed so far) over every model; None when the metrics cannot be read."""
+def activity(metrics_url: str, **labels: str) -> tuple[float, float] | None:
+    """(requests waiting, requests completed so far) over every model, or those whose samples carry ``labels``
+    (``model="..."``); None when the metrics cannot be read."""
     try:
         text = scrape(metrics_url)
     except (urllib.error.URLError, OSError):
         return None
-    return sample_total(text, PENDING), sum(sample_total(text, name) for name in COMPLETED)
+    return sample_total(text, PENDING, **labels), sum(sample_total(text, name, **labels) for name in COMPLETED)
 
 
 def wait_until_idle(metrics_url: str, timeout: float, quiet: float = 1.0, poll: float = 0.05,

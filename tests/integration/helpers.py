@@ -9,9 +9,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -26,8 +27,9 @@ from str_ocr_client.http import GRPC_ADMIN_HEADER
 from str_ocr_client.http import TritonHTTP
 from str_ocr_client.requests import logits_of, random_lines, recognizer_inputs
 from str_ocr_client.sending import DEFAULT_TIMEOUT, Outcome, infer_each, infer_each_now
-from str_ocr_client.stats import sample_total, scrape
+from str_ocr_client.readiness import wait_for
 from str_ocr_server.compat.stub_recovery import served_instances
+from str_ocr_server.drain import activity, wait_until_idle
 from str_ocr_triton.config import default_repository
 from tests.unit.str_ocr.test_ragged import logit_tolerance
 
@@ -108,8 +110,9 @@ def busy_instance_blocker(batch: int = 16, width: int = MAX_WIDTH) -> np.ndarray
     return np.zeros((batch, 1, 32, width), np.float32)
 
 
-async def _behind(url: str, blockers: list[np.ndarray], arrays: list[np.ndarray], arrived: Callable[[], Awaitable],
-                  model: str, concurrency: int) -> tuple[list[Outcome], list[Outcome]]:
+async def _behind(url: str, blockers: list[np.ndarray], arrays: list[np.ndarray],
+                  arrived: Callable[[], Awaitable[None]], model: str,
+                  concurrency: int) -> tuple[list[Outcome], list[Outcome]]:
     """Sends ``blockers`` at once, then ``arrays`` once ``arrived()`` has returned."""
     blocking, requests = [recognizer_inputs(b) for b in blockers], [recognizer_inputs(a) for a in arrays]
     first = asyncio.create_task(infer_each(url, model, blocking, len(blocking)))
@@ -118,22 +121,20 @@ async def _behind(url: str, blockers: list[np.ndarray], arrays: list[np.ndarray]
     return await first, rest
 
 
-async def _until_queued(server: Server, model: str, count: int, timeout: float = 30.0) -> None:
-    """Until ``count`` requests to ``model`` wait in the server's queue or have been answered since this started.
+def _until_blockers_arrived(metrics_url: str, model: str, blockers: int, waiting: int, completed_before: float,
+                            timeout: float = 30.0) -> None:
+    """Return once every blocker has reached the server, as its metrics for ``model`` show: while a request waits in
+    the queue (so that no instance is idle), ``waiting`` blockers wait there or have completed; or all have completed.
 
-    Wide blockers take a few hundred milliseconds to reach a loaded server; requests sent before they arrive
+    Wide blockers take a few hundred milliseconds to reach a loaded server; requests sent before them
     would fill the queue first and have them refused.
     """
-    def queued_or_answered() -> float:
-        text = scrape(server.metrics_url)
-        return (sample_total(text, "nv_inference_pending_request_count", model=model)
-                + sample_total(text, "nv_inference_request_success", model=model))
+    def arrived() -> bool:
+        pending, completed = activity(metrics_url, model=model) or (0.0, completed_before)
+        done = completed - completed_before
+        return done >= blockers or (pending > 0 and pending + done >= waiting)
 
-    before = await asyncio.to_thread(queued_or_answered)
-    deadline = time.monotonic() + timeout
-    while await asyncio.to_thread(queued_or_answered) - before < count:
-        assert time.monotonic() < deadline, f"{count} requests did not reach the queue of {model} in {timeout} s"
-        await asyncio.sleep(0.01)
+    wait_for(arrived, timeout, f"the blockers reaching the queue of {model}", interval=0.01)
 
 
 def send_behind_a_busy_instance(
@@ -153,7 +154,7 @@ def send_behind_a_busy_instance(
 
 def blockers_lasting(server: Server, seconds: float, model: str = MODEL) -> list[np.ndarray]:
     """Full batches of lines that keep every instance of ``model`` busy about ``seconds``: as wide as that takes,
-    and at least two an instance, so that one of each waits in the queue (``send_timed_behind`` waits for it there).
+    and at least two an instance, so that some wait in the queue, where ``send_timed_behind`` sees them arrive.
 
     How long a batch keeps an instance busy differs severalfold between machines and with what else
     runs (a GPU reads the widest in milliseconds), so it is timed here, at a probe width.
@@ -179,15 +180,20 @@ def blockers_lasting(server: Server, seconds: float, model: str = MODEL) -> list
 def send_timed_behind(
     server: Server, blockers: list[np.ndarray], arrays: list[np.ndarray], concurrency: int, model: str = MODEL,
 ) -> tuple[list[Outcome], list[Outcome]]:
-    """Send every blocker at once, then, once all but the first an instance wait in the queue, ``arrays`` as
-    ``send_timed``.
+    """Send every blocker at once, then, once all of them have reached the server, ``arrays`` as ``send_timed``.
 
     A client on the server's own cores may not send faster than the server answers, so its
     requests never fill the queue; sent while every instance is busy, they do, on any machine.
+    Each blocker is a full batch, executed alone: all but one an instance wait in the queue.
     Returns (the blockers' outcomes, the arrays' outcomes).
     """
+    metrics_url = server.metrics_url  # a container's asks Docker for its port each time
     waiting = len(blockers) - served_instances(served_config(server, model))
-    arrived = functools.partial(_until_queued, server, model, waiting)
+    assert wait_until_idle(metrics_url, timeout=30, quiet=0.2), "requests still in flight before the blockers"
+    now = activity(metrics_url, model=model)
+    assert now is not None, f"the metrics at {metrics_url} cannot be read"
+    arrived = functools.partial(asyncio.to_thread, _until_blockers_arrived, metrics_url, model, len(blockers),
+                                waiting, completed_before=now[1])
     return asyncio.run(_behind(server.grpc_url, blockers, arrays, arrived, model, concurrency))
 
 
