@@ -53,6 +53,8 @@ takes for old-style ones: lining figures stand within a pixel or two of each oth
 
 TEXT_KINDS = ("word-like", "random characters", "code", "digits")
 """What a drawn line says: syllables, any of 0-9a-z, letters and digits in two runs ("ab1234"), digits alone."""
+RANDOM_CHARACTERS_SHARE = 0.35
+"""The share of lines that say random characters, unless ``Variety.random_characters`` raises it."""
 CASES = ("lower", "UPPER", "Title")
 """How its letters are drawn: as written, in capitals, with a capital first."""
 CASE_WEIGHTS = (5, 3, 2)
@@ -105,6 +107,10 @@ class Variety:
     look_alikes: float = 0.0
     """Lines of random characters whose characters are drawn from ``CONFUSED_CHARACTERS`` alone, not from all of
     0-9a-z."""
+    random_characters: float = 0.0
+    """Lines of random characters in place of the other kinds of text (``TEXT_KINDS``) they would have said: their
+    share of all lines rises from ``RANDOM_CHARACTERS_SHARE`` to that plus the rest times this. Most of the lines
+    read wrong in faces no run draws are of random characters, where no word tells a 0 from an o."""
     long_fixed: float = 0.0
     """Fixed 32x100 lines of ``LONG_FIXED_MIN_CHARS`` characters or more (up to the line's most): the lines squeezed
     narrowest."""
@@ -212,7 +218,7 @@ class TextLineSynth:
         rng = self.rng
         length = rng.randint(min(min_chars, max_chars), max_chars)
         kind = rng.random()
-        if kind < 0.35:
+        if kind < RANDOM_CHARACTERS_SHARE or self._chance(self.variety.random_characters):
             alphabet = CONFUSED_CHARACTERS if self._chance(self.variety.look_alikes) else ALPHABET
             return "".join(rng.choice(alphabet) for _ in range(length)), "random characters"
         if kind < 0.8:

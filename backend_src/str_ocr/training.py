@@ -96,7 +96,7 @@ def collate(samples: list[Sample], earlier: list[bool] | None = None) -> Batch:
     )
 
 
-EARLIER_SHARES = ("look_alikes", "long_fixed", "capitals")
+EARLIER_SHARES = ("look_alikes", "random_characters", "long_fixed", "capitals")
 """The shares of ``Variety`` a run's earlier lines take from its own: they change which characters a line holds, not
 how its face draws them, and the earlier faces confuse the same characters and lose the same squeezed lines."""
 
@@ -348,6 +348,7 @@ _SHARES = {"light_on_dark": "light text on a dark ground", "stretch": "stretched
                               "the set must have some",
            "look_alikes": "random-character lines drawn from the characters most often read one for another "
                           "(0 and o, 1 and i or l, ...)",
+           "random_characters": "lines of random characters in place of the other kinds of text",
            "long_fixed": f"fixed 32x100 lines of {LONG_FIXED_MIN_CHARS} characters or more, the earlier faces' too",
            "capitals": "lines drawn in capitals whatever case the others draw, the earlier faces' too"}
 """What each of ``Variety``'s shares of lines is, for its flag's help."""

@@ -10,7 +10,7 @@ from str_ocr.fonts import font_files
 from str_ocr.metrics import edit_distance, score
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import (CASE_WEIGHTS, CASES, CONFUSED_CHARACTERS, FIXED_MAX_CHARS, LONG_FIXED_MIN_CHARS, MAX_CHARS,
-                           TEXT_KINDS, TextLineSynth, Variety, ctc_feasible)
+                           RANDOM_CHARACTERS_SHARE, TEXT_KINDS, TextLineSynth, Variety, ctc_feasible)
 
 HELD_OUT_OLD_STYLE = {"EBGaramond12-Regular", "EBGaramond12-Bold", "EBGaramond12-Italic"} | (
     {"OpenSans-Regular", "OpenSans-Bold", "OpenSans-Italic", "OpenSans-ExtraBold", "OpenSans-CondBold",
@@ -106,6 +106,15 @@ def test_look_alikes_draw_random_characters_from_the_characters_read_one_for_ano
     assert (drawn <= set(CONFUSED_CHARACTERS)) == (share == 1.0) and len(drawn) > len(CONFUSED_CHARACTERS) // 2
     words = [text for text, kind in (synth.text_and_kind() for _ in range(300)) if kind == "word-like"]
     assert not set("".join(words)) <= set(CONFUSED_CHARACTERS)  # other kinds of text are drawn as before
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_random_characters_take_that_share_of_the_other_kinds_lines(share):
+    synth = TextLineSynth(9, "core", variety=Variety(random_characters=share))
+    kinds = [synth.text_and_kind()[1] for _ in range(400)]
+    wanted = RANDOM_CHARACTERS_SHARE + (1 - RANDOM_CHARACTERS_SHARE) * share
+    assert abs(kinds.count("random characters") / len(kinds) - wanted) < 0.07
+    assert ("word-like" in kinds) == (share < 1)
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, 1.0])

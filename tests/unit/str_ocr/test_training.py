@@ -219,8 +219,8 @@ def test_shares_outside_0_to_1_are_refused(flag, value, capsys):
 
 
 @pytest.mark.parametrize("share", [0.0, 1.0])
-def test_earlier_lines_are_drawn_as_before_but_for_the_runs_look_alike_long_fixed_and_capitals_lines(share):
-    carried = {"look_alikes": share, "long_fixed": share / 2, "capitals": share / 4}
+def test_earlier_lines_are_drawn_as_before_but_for_the_runs_shares_of_what_lines_say(share):
+    carried = {"look_alikes": share, "random_characters": share / 3, "long_fixed": share / 2, "capitals": share / 4}
     variety = Variety(stretch=1.0, **carried)
     batches = train.SyntheticBatches(1, 8, 0.0, fonts="held-out", variety=variety, earlier=train.Earlier("core", 0.5))
     current, earlier = batches._synths(3)
