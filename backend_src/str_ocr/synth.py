@@ -55,6 +55,8 @@ TEXT_KINDS = ("word-like", "random characters", "code", "digits")
 """What a drawn line says: syllables, any of 0-9a-z, letters and digits in two runs ("ab1234"), digits alone."""
 RANDOM_CHARACTERS_SHARE = 0.35
 """The share of lines that say random characters, unless ``Variety.random_characters`` raises it."""
+WORD_LIKE_SHARE = 0.45
+"""The share of lines that say word-like syllables; the rest say codes or digits."""
 CASES = ("lower", "UPPER", "Title")
 """How its letters are drawn: as written, in capitals, with a capital first."""
 CASE_WEIGHTS = (5, 3, 2)
@@ -221,7 +223,7 @@ class TextLineSynth:
         if kind < RANDOM_CHARACTERS_SHARE or self._chance(self.variety.random_characters):
             alphabet = CONFUSED_CHARACTERS if self._chance(self.variety.look_alikes) else ALPHABET
             return "".join(rng.choice(alphabet) for _ in range(length)), "random characters"
-        if kind < 0.8:
+        if kind < RANDOM_CHARACTERS_SHARE + WORD_LIKE_SHARE:
             word = ""
             while len(word) < length:
                 word += rng.choice(ONSETS) + rng.choice(VOWELS) * rng.choice([1, 1, 1, 2]) + rng.choice(CODAS)

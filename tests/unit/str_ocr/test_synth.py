@@ -10,7 +10,8 @@ from str_ocr.fonts import font_files
 from str_ocr.metrics import edit_distance, score
 from str_ocr.preprocess import TUTORIAL_WIDTH
 from str_ocr.synth import (CASE_WEIGHTS, CASES, CONFUSED_CHARACTERS, FIXED_MAX_CHARS, LONG_FIXED_MIN_CHARS, MAX_CHARS,
-                           RANDOM_CHARACTERS_SHARE, TEXT_KINDS, TextLineSynth, Variety, ctc_feasible)
+                           RANDOM_CHARACTERS_SHARE, TEXT_KINDS, WORD_LIKE_SHARE, TextLineSynth, Variety,
+                           ctc_feasible)
 
 HELD_OUT_OLD_STYLE = {"EBGaramond12-Regular", "EBGaramond12-Bold", "EBGaramond12-Italic"} | (
     {"OpenSans-Regular", "OpenSans-Bold", "OpenSans-Italic", "OpenSans-ExtraBold", "OpenSans-CondBold",
@@ -115,6 +116,9 @@ def test_random_characters_take_that_share_of_the_other_kinds_lines(share):
     wanted = RANDOM_CHARACTERS_SHARE + (1 - RANDOM_CHARACTERS_SHARE) * share
     assert abs(kinds.count("random characters") / len(kinds) - wanted) < 0.07
     assert ("word-like" in kinds) == (share < 1)
+    rest = 1 - RANDOM_CHARACTERS_SHARE - WORD_LIKE_SHARE  # codes and digits
+    assert abs(kinds.count("word-like") / len(kinds) - WORD_LIKE_SHARE * (1 - share)) < 0.07
+    assert abs((kinds.count("code") + kinds.count("digits")) / len(kinds) - rest * (1 - share)) < 0.07
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
